@@ -1,0 +1,49 @@
+# The single entry point for people and CI. `make serve` and `make test` are the README's two commands.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+
+.PHONY: setup browser serve test lint typecheck pytest openapi bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $@
+
+# The dashboard's browser tests drive Debian's Chromium (Playwright comes with the dev extras; it never
+# downloads a browser). Installed only when missing; where it cannot be, those tests skip and say why.
+CHROMIUM ?= /usr/bin/chromium
+browser:
+	@if [ ! -x $(CHROMIUM) ]; then \
+		echo "installing Debian's chromium for the browser tests"; \
+		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium ) \
+			>/dev/null 2>&1 || echo "chromium could not be installed: the browser tests will be skipped"; \
+	fi
+
+# Set up, load the demo catalogue on the embedded SQLite database, print keys, and serve.
+serve: setup
+	$(BIN)/vpx demo
+	$(BIN)/vpx serve --port $(PORT)
+
+# Set up and run every check: lint, types, and the tests on SQLite and PostgreSQL.
+test: setup lint typecheck pytest
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: setup
+	$(BIN)/mypy
+
+pytest: setup browser
+	$(BIN)/pytest
+
+openapi: setup
+	$(BIN)/vpx openapi --output openapi.json
+
+clean:
+	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,226 @@
+"""Search and reveal over HTTP with 32 concurrent clients, on SQLite and PostgreSQL, next to a trivial
+endpoint of the same app (the framework's ceiling on this machine).
+
+    .venv/bin/python -m bench.catalogue_build            # once: the 1,000,000-contact catalogues
+    .venv/bin/python -m bench.http_load [--duration 20] [--connections 32] [--workers 2]
+
+Needs `wrk` (Debian package wrk). Goals (issue 2): search p99 ≤ 50 ms and ≥ 1,000 requests/s;
+reveal ≥ 500/s with an exact ledger.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from decimal import Decimal
+from pathlib import Path
+
+import httpx
+from sqlalchemy import func, select
+
+from bench.catalogue_build import NAME as PG_NAME
+from bench.common import postgres_url, sqlite_url
+from vpx.config import Settings
+from vpx.db import Database
+from vpx.models import Account, Contact, LedgerEntry, Reveal
+
+HERE = Path(__file__).resolve().parent
+VPX = str(Path(sys.executable).with_name("vpx"))
+
+
+def parse_wrk(output: str) -> dict[str, float]:
+    def latency(label: str) -> float:
+        match = re.search(rf"^\s*{label}%\s+([\d.]+)(us|ms|s)\s*$", output, re.M)
+        if not match:
+            return float("nan")
+        value, unit = float(match.group(1)), match.group(2)
+        return value / 1000 if unit == "us" else value * 1000 if unit == "s" else value
+
+    rps = re.search(r"Requests/sec:\s+([\d.]+)", output)
+    total = re.search(r"(\d+) requests in", output)
+    bad = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
+    return {
+        "rps": float(rps.group(1)) if rps else float("nan"),
+        "p50": latency("50"),
+        "p99": latency("99"),
+        "requests": float(total.group(1)) if total else 0.0,
+        "non_2xx": float(bad.group(1)) if bad else 0.0,
+    }
+
+
+def run_wrk(port: int, script: str, duration: int, connections: int, env: dict[str, str]) -> dict[str, float]:
+    command = [
+        "wrk", f"-t{min(2, connections)}", f"-c{connections}", f"-d{duration}s", "--latency",
+        "-s", str(HERE / "wrk" / script), f"http://127.0.0.1:{port}",
+    ]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, env={**os.environ, **env}, check=True)
+    return parse_wrk(done.stdout)
+
+
+async def prepare(url: str, accounts: int = 1) -> tuple[list[str], list[str], int]:
+    """Bench accounts with large balances and a Full Access key each; the catalogue's highest id."""
+    from vpx.accounts import service as account_service
+    from vpx.auth import service as key_service
+    from vpx.auth.keys import KeyType
+    from vpx.clock import Clock
+    from vpx.credits import service as credit_service
+
+    settings = Settings(database_url=url)
+    database = Database(settings, pool=False)
+    now = Clock().now()
+    account_ids, secrets = [], []
+    async with database.write_sessions() as session, session.begin():
+        for _ in range(accounts):
+            account = await account_service.create_account(
+                session, name="bench", email=None, plan="free", now=now, settings=settings
+            )
+            await credit_service.add_credits(
+                session, account_id=account.id, amount=Decimal(10_000_000), kind="grant", reference=None,
+                description="bench", now=now, settings=settings,
+            )  # fmt: skip
+            _, secret = await key_service.create_key(
+                session, account_id=account.id, key_type=KeyType.full, name="bench", ip_allowlist=[],
+                now=now, settings=settings,
+            )  # fmt: skip
+            account_ids.append(account.id)
+            secrets.append(secret)
+    async with database.read_sessions() as session:
+        max_id = int(await session.scalar(select(func.max(Contact.id))) or 0)
+    await database.dispose()
+    return account_ids, secrets, max_id
+
+
+async def ledger_is_exact(url: str, account_ids: list[str]) -> tuple[bool, int]:
+    """Every account's ledger sums to its balance and has one reveal entry per revealed contact."""
+    exact, reveals = True, 0
+    for account_id in account_ids:
+        ok, count = await _ledger_is_exact(url, account_id)
+        exact, reveals = exact and ok, reveals + count
+    return exact, reveals
+
+
+async def _ledger_is_exact(url: str, account_id: str) -> tuple[bool, int]:
+    database = Database(Settings(database_url=url), pool=False)
+    async with database.read_sessions() as session:
+        total = await session.scalar(select(func.sum(LedgerEntry.amount)).where(LedgerEntry.account_id == account_id))
+        balance = (
+            await session.execute(select(Account.free_credits, Account.paid_credits).where(Account.id == account_id))
+        ).one()
+        reveals = await session.scalar(select(func.count()).select_from(Reveal).where(Reveal.account_id == account_id))
+        charged = await session.scalar(
+            select(func.count())
+            .select_from(LedgerEntry)
+            .where(LedgerEntry.account_id == account_id, LedgerEntry.kind == "reveal")
+        )
+    await database.dispose()
+    exact = Decimal(total or 0) == balance[0] + balance[1] and reveals == charged
+    return exact, int(reveals or 0)
+
+
+def serve(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
+    env = {
+        **os.environ,
+        "VPX_DATABASE_URL": url,
+        "VPX_RATE_LIMIT": "100000000/minute",
+        "VPX_LOG_LEVEL": "WARNING",
+    }
+    process = subprocess.Popen(
+        [VPX, "serve", "--port", str(port), "--workers", str(workers)],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    raise RuntimeError("server did not start")
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    os.killpg(process.pid, signal.SIGTERM)
+    process.wait(timeout=30)
+
+
+WORDS = re.findall(
+    r'"([^"]+)"', (HERE / "wrk" / "search.lua").read_text().split("local words")[1].split("local states")[0]
+)
+STATES = ["CA", "TX", "NY", "FL", "IL", "PA", "OH", "GA", "WA", "CO"]
+
+
+def warm_searches(port: int, key: str, workers: int) -> None:
+    """Every search the load will send, once per server process (roughly: requests are spread by the
+    kernel), so the measured run sees warm counts as a steady stream of repeated queries would."""
+
+    async def go() -> None:
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers={"X-API-Key": key}) as http:
+            semaphore = asyncio.Semaphore(8)
+
+            async def one(word: str, state: str | None) -> None:
+                async with semaphore:
+                    await http.get("/api/v1/contacts/search", params={"q": word, **({"state": state} if state else {})})
+
+            await asyncio.gather(*(one(w, s) for w in WORDS for s in [*STATES, None] for _ in range(workers)))
+
+    asyncio.run(go())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--duration", type=int, default=20)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--accounts", type=int, default=16, help="accounts the reveals are spread over")
+    parser.add_argument("--cold", action="store_true", help="skip warming the search counts")
+    args = parser.parse_args()
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed: apt-get install wrk")
+    urls = {"sqlite": sqlite_url("catalogue"), "postgresql": postgres_url(PG_NAME)}
+    rows = []
+    for backend in args.backends.split(","):
+        url = urls[backend]
+        account_ids, keys, max_id = asyncio.run(prepare(url, args.accounts))
+        env = {"VPX_BENCH_KEY": keys[0], "VPX_BENCH_KEYS": ",".join(keys), "VPX_BENCH_MAX_ID": str(max_id)}
+        server = serve(url, args.port, args.workers)
+        try:
+            run_wrk(args.port, "search.lua", 3, args.connections, env)  # warm the processes
+            if not args.cold:
+                warm_searches(args.port, keys[0], args.workers)
+            results = {
+                name: run_wrk(args.port, f"{name}.lua", args.duration, args.connections, env)
+                for name in ("ceiling", "search", "reveal")
+            }
+        finally:
+            stop(server)
+        exact, reveals = asyncio.run(ledger_is_exact(url, account_ids))
+        for name, figures in results.items():
+            rows.append((backend, name, figures, figures["rps"] / results["ceiling"]["rps"]))
+        rows.append((backend, "ledger", {"exact": exact, "reveals": reveals}, 0.0))
+    print(
+        f"HTTP load: {args.connections} connections, {args.workers} server processes, {args.duration} s each, "
+        f"reveals over {args.accounts} accounts, search counts {'cold' if args.cold else 'warm'}"
+    )
+    print(f"{'database':<11}{'scenario':<9}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}{'of ceiling':>12}")
+    for backend, name, figures, ratio in rows:
+        if name == "ledger":
+            print(f"{backend:<11}ledger   exact={figures['exact']} reveals={figures['reveals']}")
+            continue
+        print(
+            f"{backend:<11}{name:<9}{figures['rps']:>9.0f}{figures['p50']:>9.1f}{figures['p99']:>9.1f}"
+            f"{figures['non_2xx']:>9.0f}{ratio:>11.0%}"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+"""vpx: an open, self-hostable Contact and Intent Signal API."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,1 @@
+"""Accounts: who holds keys and credits."""

@@ -1,0 +1,77 @@
+"""Creating and reading accounts."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx.clock import month_key
+from vpx.config import Settings
+from vpx.credits import service as credit_service
+from vpx.errors import Conflict, NotFound
+from vpx.ids import new_id
+from vpx.models import Account, ApiKey, LedgerEntry
+
+PLANS = ("free",)
+
+
+async def create_account(
+    session: AsyncSession,
+    *,
+    name: str,
+    email: str | None,
+    plan: str,
+    now: datetime,
+    settings: Settings,
+) -> Account:
+    """A new account on ``plan`` with this month's free credits already in its ledger (D8)."""
+    if email is not None:
+        email = email.strip().lower()
+        taken = await session.scalar(select(Account.id).where(Account.email == email))
+        if taken is not None:
+            raise Conflict(f"An account with the email {email} already exists.")
+    allowance = credit_service.monthly_allowance(plan, settings)
+    period = month_key(now)
+    account = Account(
+        id=new_id("acc"),
+        name=name,
+        email=email,
+        plan=plan,
+        free_credits=allowance,
+        free_period=period,
+        paid_credits=credit_service.ZERO,
+        created_at=now,
+    )
+    session.add(account)
+    await session.flush()
+    if allowance:
+        session.add(
+            LedgerEntry(
+                account_id=account.id,
+                kind="free_monthly",
+                amount=allowance,
+                balance_after=allowance,
+                reference=period,
+                description=f"Free plan credits for {period}",
+                created_at=now,
+            )
+        )
+    return account
+
+
+async def get_account(session: AsyncSession, *, account_id: str) -> Account:
+    account = await session.get(Account, account_id)
+    if account is None:
+        raise NotFound(f"No account {account_id}.")
+    return account
+
+
+async def count_active_keys(session: AsyncSession, *, account_id: str) -> int:
+    return int(
+        await session.scalar(
+            select(func.count()).select_from(ApiKey).where(ApiKey.account_id == account_id, ApiKey.revoked_at.is_(None))
+        )
+        or 0
+    )

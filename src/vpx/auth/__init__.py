@@ -1,0 +1,1 @@
+"""API keys: their format, storage, permissions, IP allow-lists and rate limits (D3–D7)."""

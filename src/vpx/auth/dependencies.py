@@ -1,0 +1,111 @@
+"""The authentication dependency: key format, lookup, IP allow-list, rate limit, permission —
+in that order (D3, D6, D7, D4)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Annotated
+
+from fastapi import Depends, Request
+from fastapi.security import APIKeyHeader
+
+from vpx.auth import network
+from vpx.auth import service as key_service
+from vpx.auth.keys import LABELS, KeyType, parse_key
+from vpx.auth.permissions import Capability, allows, needed_key_types
+from vpx.errors import InsufficientPermission, InvalidApiKey, IpNotAllowed, RateLimited
+
+LAST_USED_RESOLUTION = timedelta(minutes=1)
+
+api_key_header = APIKeyHeader(
+    name="X-API-Key",
+    auto_error=False,
+    description="An API key: `vpx_ro_…` (Read Only), `vpx_live_…` (Standard) or `vpx_full_…` (Full Access).",
+)
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The key a request was made with, and its account."""
+
+    key_id: str
+    key_type: KeyType
+    account_id: str
+
+
+async def authenticate(request: Request, raw_key: Annotated[str | None, Depends(api_key_header)]) -> Caller:
+    state = request.app.state
+    limits = state.rate_limits
+    address = network.client_address(
+        request.client.host if request.client else None,
+        request.headers.get("x-forwarded-for"),
+        state.trusted_proxies,
+    )
+    request.state.client_address = address
+    address_key = address or "unknown"
+
+    async def refuse(detail: str) -> InvalidApiKey:
+        verdict = await limits.record_failure(address_key)
+        request.state.response_headers.update(verdict.headers)
+        return InvalidApiKey(detail, headers={"WWW-Authenticate": 'ApiKey header="X-API-Key"'})
+
+    if not raw_key:
+        raise await refuse("Send an API key in the X-API-Key header.")
+    if parse_key(raw_key.strip()) is None:
+        # D3: refused on its format or checksum, before any database lookup.
+        raise await refuse("The API key is malformed.")
+    exhausted = await limits.failures_exhausted(address_key)
+    if exhausted is not None:
+        request.state.response_headers.update(exhausted.headers)
+        raise RateLimited(
+            "Too many failed key attempts from this address; retry later.",
+            headers={"Retry-After": str(exhausted.retry_after)},
+        )
+    database = state.database
+    # A bare connection, not an ORM session: authentication runs on every request.
+    async with database.read_engine.connect() as connection:
+        known = await key_service.find_key(connection, secret=raw_key.strip())
+    if known is None:
+        raise await refuse("The API key is not recognised.")
+    if known.revoked:
+        raise await refuse("The API key has been revoked.")
+    request.state.key_id = known.id
+    if not network.allowed(address, known.ip_allowlist):
+        raise IpNotAllowed(f"Requests from {address} are not allowed for this key.")
+    verdict = await limits.hit_key(known.id)
+    request.state.response_headers.update(verdict.headers)
+    if not verdict.allowed:
+        raise RateLimited(
+            f"Rate limit exceeded; retry in {verdict.retry_after} s.",
+            headers={"Retry-After": str(verdict.retry_after)},
+        )
+    now = state.clock.now()
+    if now >= known.rotate_by:
+        # D28: answered normally, with a warning that the key is due for rotation.
+        due = known.rotate_by.date().isoformat()
+        request.state.response_headers["Warning"] = (
+            f'299 vpx "API key past its rotate_by date {due}: create a new key, switch, verify, revoke this one"'
+        )
+        request.state.response_headers["X-Key-Rotate-By"] = due
+    if known.last_used_at is None or now - known.last_used_at >= LAST_USED_RESOLUTION:
+        async with database.write_sessions() as session, session.begin():
+            await key_service.touch_key(session, key_id=known.id, now=now)
+    return Caller(key_id=known.id, key_type=known.key_type, account_id=known.account_id)
+
+
+def require(capability: Capability) -> Callable[[Caller], Awaitable[Caller]]:
+    async def check(caller: Annotated[Caller, Depends(authenticate)]) -> Caller:
+        if not allows(caller.key_type, capability):
+            raise InsufficientPermission(
+                f"This operation needs a {needed_key_types(capability)} key; this is a {LABELS[caller.key_type]} key."
+            )
+        return caller
+
+    return check
+
+
+ReadCaller = Annotated[Caller, Depends(require(Capability.read))]
+BuyCaller = Annotated[Caller, Depends(require(Capability.buy))]
+ManageCaller = Annotated[Caller, Depends(require(Capability.manage))]

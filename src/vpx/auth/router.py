@@ -1,0 +1,145 @@
+"""/api/v1/keys: key management for Full Access keys (D28): list, create, rename, allow-list, revoke."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
+
+from vpx.accounts import service as account_service
+from vpx.auth import service as key_service
+from vpx.auth.dependencies import ManageCaller
+from vpx.auth.keys import LABELS, KeyType
+from vpx.auth.schemas import KeyCreate, KeyCreated, KeyList, KeyUpdate, KeyView
+from vpx.db import ReadSession, WriteSession
+from vpx.deps import AppSettings, Now
+from vpx.errors import problem_responses
+from vpx.idempotency.service import run_idempotent
+from vpx.models import ApiKey
+
+router = APIRouter(prefix="/api/v1/keys", tags=["keys"])
+
+KeyId = Annotated[str, Path(max_length=40, examples=["key_3kTz9QmWb1xYpL0a"], description="`key_…`")]
+
+
+def key_view(key: ApiKey, now: datetime) -> KeyView:
+    key_type = KeyType(key.key_type)
+    return KeyView(
+        id=key.id,
+        type=key_type,
+        type_label=LABELS[key_type],
+        name=key.name,
+        prefix=key.display_prefix,
+        ip_allowlist=list(key.ip_allowlist or []),
+        status="revoked" if key.revoked_at is not None else "active",
+        created_at=key.created_at,
+        rotate_by=key.rotate_by,
+        rotation_due=key_service.rotation_due(key, now),
+        last_used_at=key.last_used_at,
+        revoked_at=key.revoked_at,
+    )
+
+
+@router.get("", response_model=KeyList, responses=problem_responses(401, 403, 422, 429), summary="List API keys")
+async def list_keys(
+    caller: ManageCaller,
+    session: ReadSession,
+    settings: AppSettings,
+    now: Now,
+    status: Annotated[
+        Literal["active", "revoked"] | None, Query(description="Only active or only revoked keys; default both.")
+    ] = None,
+) -> KeyList:
+    """The account's keys, active first, newest first; secrets are never shown again."""
+    keys = await key_service.list_keys(session, account_id=caller.account_id, include_revoked=status != "active")
+    if status == "revoked":
+        keys = [k for k in keys if k.revoked_at is not None]
+    return KeyList(
+        keys=[key_view(k, now) for k in keys],
+        active_keys=await account_service.count_active_keys(session, account_id=caller.account_id),
+        max_active_keys=settings.max_active_keys,
+    )
+
+
+@router.post(
+    "",
+    status_code=201,
+    response_model=KeyCreated,
+    responses=problem_responses(400, 401, 403, 409, 413, 422, 429),
+    summary="Create an API key",
+)
+async def create_key(
+    body: KeyCreate,
+    request: Request,
+    caller: ManageCaller,
+    session: WriteSession,
+    settings: AppSettings,
+    now: Now,
+) -> Response:
+    """A new key; its `secret` is in this response only. At most 5 active keys (D5, 409
+    `key_limit_reached`). Accepts `Idempotency-Key` (D12)."""
+    created: dict[str, KeyCreated] = {}
+
+    async def handler() -> Response:
+        key, secret = await key_service.create_key(
+            session,
+            account_id=caller.account_id,
+            key_type=body.type,
+            name=body.name,
+            ip_allowlist=body.ip_allowlist,
+            now=now,
+            settings=settings,
+        )
+        view = key_view(key, now)
+        created["view"] = KeyCreated(**view.model_dump(), secret=secret)
+        # D3: what an idempotent repeat would replay is stored, so it must not hold the secret.
+        stored = KeyCreated(**view.model_dump(), secret=None)
+        return JSONResponse(
+            stored.model_dump(mode="json"), status_code=201, headers={"Location": f"/api/v1/keys/{key.id}"}
+        )
+
+    response = await run_idempotent(request, session, account_id=caller.account_id, handler=handler)
+    if "view" not in created:
+        return response
+    return JSONResponse(
+        created["view"].model_dump(mode="json"),
+        status_code=201,
+        headers={"Location": f"/api/v1/keys/{created['view'].id}", "Cache-Control": "no-store"},
+    )
+
+
+@router.get(
+    "/{key_id}", response_model=KeyView, responses=problem_responses(401, 403, 404, 422, 429), summary="Get a key"
+)
+async def get_key(key_id: KeyId, caller: ManageCaller, session: ReadSession, now: Now) -> KeyView:
+    key = await key_service.get_account_key(session, key_id=key_id, account_id=caller.account_id)
+    return key_view(key, now)
+
+
+@router.patch(
+    "/{key_id}",
+    response_model=KeyView,
+    responses=problem_responses(400, 401, 403, 404, 409, 413, 422, 429),
+    summary="Rename a key or set its IP allow-list",
+)
+async def update_key(key_id: KeyId, body: KeyUpdate, caller: ManageCaller, session: WriteSession, now: Now) -> KeyView:
+    """Changes only the fields sent; `ip_allowlist: []` lifts the restriction. A revoked key is a 409."""
+    key = await key_service.update_key(
+        session, key_id=key_id, account_id=caller.account_id, name=body.name, ip_allowlist=body.ip_allowlist
+    )
+    return key_view(key, now)
+
+
+@router.delete(
+    "/{key_id}",
+    response_model=KeyView,
+    responses=problem_responses(401, 403, 404, 422, 429),
+    summary="Revoke a key",
+)
+async def revoke_key(key_id: KeyId, caller: ManageCaller, session: WriteSession, now: Now) -> KeyView:
+    """Revokes the key at once (requests with it get 401); revoking a revoked key changes nothing."""
+    await key_service.get_account_key(session, key_id=key_id, account_id=caller.account_id)
+    key = await key_service.revoke_key(session, key_id=key_id, account_id=caller.account_id, now=now)
+    return key_view(key, now)

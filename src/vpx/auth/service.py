@@ -1,0 +1,185 @@
+"""Creating, finding and revoking API keys (D3, D5, D28)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import bindparam, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+from vpx.accounts import service as account_service
+from vpx.auth import network
+from vpx.auth.keys import KeyType, display_prefix, generate_key, hash_key
+from vpx.config import Settings
+from vpx.errors import Conflict, InvalidParameters, KeyLimitReached, NotFound
+from vpx.ids import new_id
+from vpx.models import Account, ApiKey
+
+
+@dataclass(frozen=True)
+class KnownKey:
+    """What authentication needs to know of a key, loaded in one query."""
+
+    id: str
+    key_type: KeyType
+    account_id: str
+    ip_allowlist: list[str]
+    revoked: bool
+    rotate_by: datetime
+    last_used_at: datetime | None
+
+
+async def create_key(
+    session: AsyncSession,
+    *,
+    account_id: str,
+    key_type: KeyType,
+    name: str,
+    ip_allowlist: list[str],
+    now: datetime,
+    settings: Settings,
+) -> tuple[ApiKey, str]:
+    """A new key and its secret, which is never stored and so can be shown only now.
+
+    Refuses a sixth active key (D5) with 409, even under concurrent creation: the account row is
+    locked first.
+    """
+    try:
+        allowlist = network.normalise_allowlist(ip_allowlist)
+    except ValueError as exc:
+        raise InvalidParameters.field("ip_allowlist", str(exc)) from exc
+    locked = await session.scalar(select(Account.id).where(Account.id == account_id).with_for_update())
+    if locked is None:
+        raise NotFound(f"No account {account_id}.")
+    active = await account_service.count_active_keys(session, account_id=account_id)
+    if active >= settings.max_active_keys:
+        raise KeyLimitReached(f"The account already has {active} active keys, the most allowed; revoke one first.")
+    secret = generate_key(key_type)
+    key = ApiKey(
+        id=new_id("key"),
+        account_id=account_id,
+        key_type=key_type.value,
+        name=name,
+        display_prefix=display_prefix(secret, key_type),
+        secret_hash=hash_key(secret),
+        ip_allowlist=allowlist,
+        created_at=now,
+        rotate_by=now + timedelta(days=settings.key_rotation_days),
+    )
+    session.add(key)
+    await session.flush()
+    return key, secret
+
+
+# Built once: every request runs it, and building a statement costs more than running this one.
+_FIND_KEY = select(
+    ApiKey.id,
+    ApiKey.key_type,
+    ApiKey.account_id,
+    ApiKey.ip_allowlist,
+    ApiKey.revoked_at,
+    ApiKey.rotate_by,
+    ApiKey.last_used_at,
+).where(ApiKey.secret_hash == bindparam("secret_hash"))
+
+
+async def find_key(session: AsyncSession | AsyncConnection, *, secret: str) -> KnownKey | None:
+    row = (await session.execute(_FIND_KEY, {"secret_hash": hash_key(secret)})).one_or_none()
+    if row is None:
+        return None
+    return KnownKey(
+        id=row.id,
+        key_type=KeyType(row.key_type),
+        account_id=row.account_id,
+        ip_allowlist=list(row.ip_allowlist or []),
+        revoked=row.revoked_at is not None,
+        rotate_by=row.rotate_by,
+        last_used_at=row.last_used_at,
+    )
+
+
+async def get_key(session: AsyncSession, *, key_id: str, account_id: str | None = None) -> ApiKey:
+    key = await session.get(ApiKey, key_id)
+    if key is None or (account_id is not None and key.account_id != account_id):
+        raise NotFound(f"No key {key_id}.")
+    return key
+
+
+async def revoke_key(session: AsyncSession, *, key_id: str, now: datetime, account_id: str | None = None) -> ApiKey:
+    """Revokes a key at once; revoking a revoked key changes nothing."""
+    key = await get_key(session, key_id=key_id, account_id=account_id)
+    if key.revoked_at is None:
+        key.revoked_at = now
+        await session.flush()
+    return key
+
+
+async def touch_key(session: AsyncSession, *, key_id: str, now: datetime) -> None:
+    await session.execute(update(ApiKey).where(ApiKey.id == key_id).values(last_used_at=now))
+
+
+def key_view(key: ApiKey) -> dict[str, Any]:
+    return {
+        "id": key.id,
+        "account_id": key.account_id,
+        "type": key.key_type,
+        "name": key.name,
+        "prefix": key.display_prefix,
+        "ip_allowlist": list(key.ip_allowlist or []),
+        "created_at": key.created_at,
+        "rotate_by": key.rotate_by,
+        "last_used_at": key.last_used_at,
+        "revoked_at": key.revoked_at,
+    }
+
+
+async def list_keys(session: AsyncSession, *, account_id: str, include_revoked: bool = True) -> list[ApiKey]:
+    """The account's keys, active ones first, newest first within each group."""
+    query = select(ApiKey).where(ApiKey.account_id == account_id)
+    if not include_revoked:
+        query = query.where(ApiKey.revoked_at.is_(None))
+    query = query.order_by(ApiKey.revoked_at.is_not(None), ApiKey.created_at.desc(), ApiKey.id)
+    return list((await session.scalars(query)).all())
+
+
+async def update_key(
+    session: AsyncSession,
+    *,
+    key_id: str,
+    account_id: str,
+    name: str | None = None,
+    ip_allowlist: list[str] | None = None,
+) -> ApiKey:
+    """Renames a key or replaces its IP allow-list (D6, D28); a revoked key is a 409, a key of another
+    account a 404. An empty allow-list lifts the restriction."""
+    key = await get_account_key(session, key_id=key_id, account_id=account_id)
+    if key.revoked_at is not None:
+        raise Conflict(f"Key {key_id} is revoked; a revoked key cannot be changed.")
+    if ip_allowlist is not None:
+        try:
+            key.ip_allowlist = network.normalise_allowlist(ip_allowlist)
+        except ValueError as exc:
+            raise InvalidParameters.field("ip_allowlist", str(exc)) from exc
+    if name is not None:
+        key.name = name
+    await session.flush()
+    return key
+
+
+def rotation_due(key: ApiKey, now: datetime) -> bool:
+    """D28: past its rotate_by date, the key still works but should be replaced."""
+    return key.revoked_at is None and now >= key.rotate_by
+
+
+KEY_ID = re.compile(r"^key_[0-9A-Za-z]{1,32}$")
+
+
+async def get_account_key(session: AsyncSession, *, key_id: str, account_id: str) -> ApiKey:
+    """The account's key, looked up only when the id has the form this service issues: anything else
+    cannot exist, and never reaches the database (a NUL byte would upset PostgreSQL)."""
+    if not KEY_ID.match(key_id):
+        raise NotFound("No such key.")
+    return await get_key(session, key_id=key_id, account_id=account_id)

@@ -1,0 +1,319 @@
+"""The `vpx` command: serve, migrate, and the operator's account, key, credit and suppression tools."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from vpx.accounts import service as account_service
+from vpx.auth import service as key_service
+from vpx.auth.keys import KeyType
+from vpx.cli import registries as registries_cli
+from vpx.cli.output import JsonOption, emit, fail, run_with_database
+from vpx.cli.worker import worker
+from vpx.clock import Clock
+from vpx.config import Settings, get_settings
+from vpx.contacts.search import backend_for
+from vpx.credits import service as credit_service
+from vpx.db import Database
+from vpx.suppression import service as suppression_service
+from vpx.suppression.service import SuppressionKind, SuppressionReason
+
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    help="vpx: Contact and Intent Signal API.",
+)
+db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
+accounts_app = typer.Typer(no_args_is_help=True, help="Customer accounts.")
+keys_app = typer.Typer(no_args_is_help=True, help="API keys.")
+credits_app = typer.Typer(no_args_is_help=True, help="Credits.")
+suppress_app = typer.Typer(no_args_is_help=True, help="The suppression list (D15).")
+app.add_typer(db_app, name="db")
+app.add_typer(accounts_app, name="accounts")
+app.add_typer(keys_app, name="keys")
+app.add_typer(credits_app, name="credits")
+app.add_typer(suppress_app, name="suppress")
+app.command("worker")(worker)
+registries_cli.register(app)
+
+
+def _migrate(settings: Settings) -> list[str]:
+    from vpx.migrations import current_heads, upgrade
+
+    upgrade(settings)
+    return list(current_heads(settings))
+
+
+@db_app.command("upgrade")
+def db_upgrade(as_json: bool = JsonOption) -> None:
+    """Bring the database schema up to date (safe to run repeatedly)."""
+    settings = get_settings()
+    heads = _migrate(settings)
+    emit({"status": "ok", "database": _redacted(settings.database_url), "revisions": heads}, as_json=as_json)
+
+
+def _redacted(url: str) -> str:
+    from sqlalchemy.engine import make_url
+
+    return make_url(url).render_as_string(hide_password=True)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
+    workers: Annotated[int, typer.Option(min=1, help="Server processes.")] = 1,
+    as_json: bool = JsonOption,
+) -> None:
+    """Migrate the database, then serve the API."""
+    import uvicorn
+
+    settings = get_settings()
+    _migrate(settings)
+    if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="vpx-metrics-")
+    emit(
+        {
+            "status": "serving",
+            "url": f"http://{host}:{port}",
+            "workers": workers,
+            "docs": f"http://{host}:{port}/docs",
+        },
+        as_json=as_json,
+    )
+    uvicorn.run(
+        "vpx.app:create_app",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level=settings.log_level.lower(),
+        access_log=False,
+        proxy_headers=False,
+    )
+
+
+@app.command()
+def demo(
+    count: Annotated[int, typer.Option(min=1000, help="Demo contacts to load.")] = 12_000,
+    seed: Annotated[int, typer.Option(help="Generator seed.")] = 42,
+    grant: Annotated[int, typer.Option(min=0, help="Credits granted to the demo account.")] = 500,
+    as_json: bool = JsonOption,
+) -> None:
+    """Load the demo catalogue (once) and print a fresh key of each type for the demo account."""
+    from vpx.demo import service as demo_service
+
+    settings = get_settings()
+    _migrate(settings)
+    now = Clock().now()
+
+    async def work(database: Database, settings: Settings) -> dict[str, object]:
+        added = await demo_service.load_demo_catalogue(
+            database, count=count, seed=seed, search=backend_for(database.dialect), now=now
+        )
+        account, secrets = await demo_service.issue_demo_account(
+            database, now=now, settings=settings, grant=Decimal(grant)
+        )
+        return {
+            "contacts_added": added,
+            "contacts": await demo_service.demo_catalogue_size(database),
+            "account_id": account.id,
+            "keys": secrets,
+        }
+
+    result = run_with_database(work, as_json=as_json, settings=settings)
+    if as_json:
+        emit(result, as_json=True)
+        return
+    keys = result.pop("keys")
+    assert isinstance(keys, dict)
+    labels = {"ro": "Read Only key", "live": "Standard key", "full": "Full Access key"}
+    emit({**result, **{labels[kind]: secret for kind, secret in keys.items()}}, as_json=False, title="vpx demo")
+
+
+@accounts_app.command("create")
+def accounts_create(
+    name: Annotated[str, typer.Option(help="Account name.")],
+    email: Annotated[str | None, typer.Option(help="Contact email (unique).")] = None,
+    plan: Annotated[str, typer.Option(help="Plan.")] = "free",
+    as_json: bool = JsonOption,
+) -> None:
+    """Create an account on the free plan (25 credits a month, D8)."""
+    if plan not in account_service.PLANS:
+        fail(
+            f"unknown plan {plan!r}; plans: {', '.join(account_service.PLANS)}",
+            as_json=as_json,
+            code="invalid_parameters",
+        )
+    if not name.strip():
+        fail("--name must not be empty", as_json=as_json, code="invalid_parameters")
+
+    async def work(database: Database, settings: Settings) -> dict[str, object]:
+        now = Clock().now()
+        async with database.write_sessions() as session, session.begin():
+            account = await account_service.create_account(
+                session, name=name.strip(), email=email, plan=plan, now=now, settings=settings
+            )
+            balance = await credit_service.get_balance(session, account_id=account.id)
+        return {
+            "id": account.id,
+            "name": account.name,
+            "email": account.email,
+            "plan": account.plan,
+            "balance": balance.total,
+            "created_at": account.created_at,
+        }
+
+    emit(run_with_database(work, as_json=as_json), as_json=as_json, title="account")
+
+
+@keys_app.command("create")
+def keys_create(
+    account: Annotated[str, typer.Option(help="Account id (acc_…).")],
+    key_type: Annotated[KeyType, typer.Option("--type", help="ro, live or full.")],
+    name: Annotated[str, typer.Option(help="A name to recognise the key by.")] = "",
+    ip: Annotated[list[str] | None, typer.Option(help="Allowed address or CIDR range; repeatable.")] = None,
+    as_json: bool = JsonOption,
+) -> None:
+    """Create an API key; the secret is printed once and never stored."""
+
+    async def work(database: Database, settings: Settings) -> dict[str, object]:
+        async with database.write_sessions() as session, session.begin():
+            key, secret = await key_service.create_key(
+                session,
+                account_id=account,
+                key_type=key_type,
+                name=name,
+                ip_allowlist=list(ip or []),
+                now=Clock().now(),
+                settings=settings,
+            )
+            return {**key_service.key_view(key), "key": secret}
+
+    emit(run_with_database(work, as_json=as_json), as_json=as_json, title="key (the secret is shown once)")
+
+
+@keys_app.command("revoke")
+def keys_revoke(key_id: Annotated[str, typer.Argument(help="Key id (key_…).")], as_json: bool = JsonOption) -> None:
+    """Revoke a key at once."""
+
+    async def work(database: Database, settings: Settings) -> dict[str, object]:
+        async with database.write_sessions() as session, session.begin():
+            key = await key_service.revoke_key(session, key_id=key_id, now=Clock().now())
+            return key_service.key_view(key)
+
+    emit(run_with_database(work, as_json=as_json), as_json=as_json, title="revoked")
+
+
+@keys_app.command("list")
+def keys_list(account: Annotated[str, typer.Option(help="Account id (acc_…).")], as_json: bool = JsonOption) -> None:
+    """List an account's keys (never their secrets)."""
+    from sqlalchemy import select
+
+    from vpx.models import ApiKey
+
+    async def work(database: Database, settings: Settings) -> dict[str, object]:
+        async with database.read_sessions() as session:
+            await account_service.get_account(session, account_id=account)
+            keys = await session.scalars(select(ApiKey).where(ApiKey.account_id == account).order_by(ApiKey.created_at))
+            return {"account_id": account, "keys": [key_service.key_view(k) for k in keys]}
+
+    emit(run_with_database(work, as_json=as_json), as_json=as_json, title="keys")
+
+
+@credits_app.command("grant")
+def credits_grant(
+    account: Annotated[str, typer.Option(help="Account id (acc_…).")],
+    amount: Annotated[str, typer.Option(help="Credits to add (a positive decimal).")],
+    reason: Annotated[str, typer.Option(help="Shown in the ledger.")] = "Granted by operator",
+    as_json: bool = JsonOption,
+) -> None:
+    """Grant credits; they carry over from month to month."""
+    try:
+        value = Decimal(amount)
+    except InvalidOperation:
+        fail(f"--amount {amount!r} is not a number", as_json=as_json, code="invalid_parameters")
+    if not value.is_finite() or value <= 0 or value != value.quantize(Decimal("0.0001")):
+        fail("--amount must be positive, with at most 4 decimals", as_json=as_json, code="invalid_parameters")
+
+    async def work(database: Database, settings: Settings) -> dict[str, object]:
+        async with database.write_sessions() as session, session.begin():
+            balance = await credit_service.add_credits(
+                session,
+                account_id=account,
+                amount=value,
+                kind="grant",
+                reference=None,
+                description=reason,
+                now=Clock().now(),
+                settings=settings,
+            )
+        return {
+            "account_id": account,
+            "granted": value,
+            "balance": balance.total,
+            "free": balance.free,
+            "paid": balance.paid,
+        }
+
+    emit(run_with_database(work, as_json=as_json), as_json=as_json, title="granted")
+
+
+@suppress_app.command("add")
+def suppress_add(
+    reason: Annotated[SuppressionReason, typer.Option(help="fcra, opt_out or do_not_contact.")],
+    contact: Annotated[str | None, typer.Option(help="Contact id (ct_…).")] = None,
+    phone: Annotated[str | None, typer.Option(help="Phone number, E.164.")] = None,
+    email: Annotated[str | None, typer.Option(help="Email address.")] = None,
+    note: Annotated[str, typer.Option(help="Free text kept with the entry.")] = "",
+    as_json: bool = JsonOption,
+) -> None:
+    """Add a contact, phone or email to the suppression list: reveals of it are refused (451)."""
+    given = [(k, v) for k, v in (("contact", contact), ("phone", phone), ("email", email)) if v]
+    if len(given) != 1:
+        fail("give exactly one of --contact, --phone or --email", as_json=as_json, code="invalid_parameters")
+    kind, value = given[0]
+
+    async def work(database: Database, settings: Settings) -> dict[str, object]:
+        async with database.write_sessions() as session, session.begin():
+            entry, created = await suppression_service.add_suppression(
+                session,
+                kind=SuppressionKind(kind),
+                value=value,
+                reason=reason,
+                note=note,
+                now=Clock().now(),
+            )
+            return {
+                "id": f"sup_{entry.id}",
+                "kind": entry.kind,
+                "value": entry.value,
+                "reason": entry.reason,
+                "created": created,
+                "created_at": entry.created_at,
+            }
+
+    emit(run_with_database(work, as_json=as_json), as_json=as_json, title="suppressed")
+
+
+@app.command("openapi")
+def openapi(
+    output: Annotated[Path | None, typer.Option(help="Write to this file instead of stdout.")] = None,
+) -> None:
+    """Print (or write) the OpenAPI document; the repository keeps a copy in openapi.json."""
+    from vpx.app import create_app
+
+    document = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:")).openapi()
+    text = json.dumps(document, indent=2, sort_keys=True) + "\n"
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text)

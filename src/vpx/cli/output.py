@@ -1,0 +1,72 @@
+"""Running async services from commands and printing their results."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, NoReturn, TypeVar
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from vpx.config import Settings, get_settings
+from vpx.db import Database
+from vpx.errors import ProblemError
+
+T = TypeVar("T")
+console = Console(stderr=False)
+err_console = Console(stderr=True)
+
+JsonOption = typer.Option(False, "--json", help="Print one JSON object on stdout.")
+
+
+def _default(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, datetime | date):
+        return value.isoformat()
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def emit(data: dict[str, Any], *, as_json: bool, title: str | None = None) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(data, default=_default) + "\n")
+        return
+    table = Table(title=title, show_header=False)
+    for key, value in data.items():
+        if isinstance(value, dict | list):
+            value = json.dumps(value, default=_default)
+        table.add_row(str(key), str(_default(value) if isinstance(value, Decimal | datetime | date) else value))
+    console.print(table)
+
+
+def fail(message: str, *, as_json: bool, code: str = "error", status: int = 1) -> NoReturn:
+    if as_json:
+        sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}) + "\n")
+    else:
+        err_console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(status)
+
+
+def run_with_database(
+    work: Callable[[Database, Settings], Awaitable[T]], *, as_json: bool, settings: Settings | None = None
+) -> T:
+    """Runs ``work`` against the configured database; known errors end the command cleanly."""
+    settings = settings or get_settings()
+
+    async def go() -> T:
+        database = Database(settings, pool=False)
+        try:
+            return await work(database, settings)
+        finally:
+            await database.dispose()
+
+    try:
+        return asyncio.run(go())
+    except ProblemError as exc:
+        fail(exc.detail, as_json=as_json, code=exc.code)

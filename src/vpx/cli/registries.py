@@ -1,0 +1,100 @@
+"""`vpx import SOURCE PATH`: registry files into the catalogue (D35)."""
+
+from __future__ import annotations
+
+import sys
+from datetime import date
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeRemainingColumn
+
+from vpx.cli.output import JsonOption, emit, fail, run_with_database
+from vpx.clock import Clock
+from vpx.config import Settings, get_settings
+from vpx.db import Database
+from vpx.registries import importer
+from vpx.registries.reader import ImportFailed
+from vpx.registries.sources import all_sources
+
+
+def import_command(
+    source: Annotated[str, typer.Argument(help="nppes, nucc, cslb or edgar.", show_default=False)],
+    path: Annotated[Path, typer.Argument(help="The publisher's file.", show_default=False)],
+    limit: Annotated[int | None, typer.Option(min=1, help="Stop after this many rows.")] = None,
+    file_date: Annotated[
+        str | None, typer.Option(help="The file's publication date (YYYY-MM-DD); default: from its name.")
+    ] = None,
+    batch_size: Annotated[int, typer.Option(min=1, max=50_000, help="Rows per transaction.")] = importer.DEFAULT_BATCH,
+    as_json: bool = JsonOption,
+) -> None:
+    """Import a registry file: streamed in constant memory, upserted on the registry's own ids, safe
+    to run again (NUCC before NPPES: specialties come from the taxonomy)."""
+    sources = all_sources()
+    if source not in sources:
+        fail(f"unknown source {source!r}; sources: {', '.join(sources)}", as_json=as_json, code="invalid_parameters")
+    published: date | None = None
+    if file_date is not None:
+        try:
+            published = date.fromisoformat(file_date)
+        except ValueError:
+            fail(f"--file-date {file_date!r} is not YYYY-MM-DD", as_json=as_json, code="invalid_parameters")
+    settings = get_settings()
+    from vpx.migrations import upgrade
+
+    upgrade(settings)
+    show_bar = not as_json and sys.stderr.isatty()
+
+    async def work(database: Database, settings: Settings) -> dict[str, Any]:
+        chosen = sources[source]()
+        if not show_bar:
+            summary = await importer.run_import(
+                database, chosen, path, now=Clock().now(), limit=limit, file_date=published, batch_size=batch_size
+            )
+            return summary.as_dict()
+        from rich.console import Console
+
+        bar = Progress(
+            TextColumn(f"[bold]{source}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TextColumn("{task.fields[rows]:,} rows"),
+            TextColumn("{task.fields[rate]:,.0f} rows/s"),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=Console(stderr=True),
+        )
+        with bar:
+            task = bar.add_task(source, total=max(path.stat().st_size, 1), rows=0, rate=0.0)
+
+            def on_progress(done: importer.Progress) -> None:
+                elapsed = bar.tasks[task].elapsed or 0.0
+                rate = done.rows / elapsed if elapsed > 0 else 0.0
+                bar.update(task, completed=done.bytes_read, rows=done.rows, rate=rate)
+
+            summary = await importer.run_import(
+                database,
+                chosen,
+                path,
+                now=Clock().now(),
+                limit=limit,
+                file_date=published,
+                batch_size=batch_size,
+                progress=on_progress,
+            )
+        return summary.as_dict()
+
+    try:
+        result = run_with_database(work, as_json=as_json, settings=settings)
+    except ImportFailed as exc:
+        fail(str(exc), as_json=as_json, code=exc.code)
+    emit(result, as_json=as_json, title=f"import {source}")
+    if result.get("error"):
+        if not as_json:
+            typer.echo(f"error: {result['error']['message']}", err=True)
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("import")(import_command)

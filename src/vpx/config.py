@@ -1,0 +1,140 @@
+"""One place for every setting; each comes from the environment with the prefix ``VPX_``."""
+
+from __future__ import annotations
+
+import ipaddress
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Annotated
+
+from limits import parse as parse_rate_limit
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+
+DEFAULT_SQLITE_URL = "sqlite+aiosqlite:///./var/vpx.db"
+
+
+class Settings(BaseSettings):
+    """The service's settings. Documented in docs/operator-guide.md."""
+
+    model_config = SettingsConfigDict(env_prefix="VPX_", env_file=None, extra="ignore")
+
+    database_url: str = DEFAULT_SQLITE_URL
+    # Addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is believed (D6).
+    trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
+    # Per-key request budget in the `limits` notation, e.g. "600/minute" (D7).
+    rate_limit: str = "600/minute"
+    # Failed key attempts per client address: stricter than the per-key budget (D7).
+    auth_failure_rate_limit: str = "30/minute"
+    # When set, rate-limit counters live in Redis and are shared by every server process.
+    redis_url: str | None = None
+    max_body_bytes: int = 2 * 1024 * 1024
+
+    free_monthly_credits: Decimal = Decimal(25)
+    # D9 prices: a contact without a live signal costs `price_default`.
+    price_default: Decimal = Decimal(1)
+    price_cold: Decimal = Decimal(1)
+    price_warm: Decimal = Decimal(3)
+    price_hot: Decimal = Decimal(6)
+    # D17: share of the reveal price paid to the publisher of a contributed contact, in percent.
+    revenue_share_percent: Decimal = Decimal(30)
+
+    # D26 webhooks. Private and loopback targets (and plain http) only for development and tests.
+    webhook_allow_private: bool = False
+    # Seconds to wait before each retry after a failed attempt; the first attempt is immediate.
+    webhook_retry_schedule: Annotated[list[float], NoDecode] = Field(
+        default_factory=lambda: [5.0, 300.0, 1800.0, 7200.0, 18000.0, 36000.0, 36000.0]
+    )
+    # Each retry waits its scheduled delay times a random factor within ±this fraction.
+    webhook_retry_jitter: float = Field(default=0.1, ge=0, le=0.5)
+    # A receiver that takes longer than this to connect or answer has failed the attempt.
+    webhook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    # After a secret rotation the previous secret keeps signing (next to the new one) this long.
+    webhook_secret_grace_hours: int = Field(default=24, ge=0, le=24 * 30)
+    # The background worker inside the server process: None means on for SQLite, off otherwise
+    # (run `vpx worker` processes next to the servers on PostgreSQL).
+    worker_in_process: bool | None = None
+    # How often an idle worker looks for due work when no notification wakes it.
+    worker_poll_seconds: float = Field(default=0.5, gt=0, le=60)
+    # Claimed deliveries return to the queue when their worker has not finished them by then.
+    worker_lease_seconds: float = Field(default=60.0, gt=0)
+    # Deliveries claimed (and sent concurrently) at a time by one worker.
+    worker_batch_size: int = Field(default=50, ge=1, le=1000)
+
+    idempotency_ttl_hours: int = 24
+    key_rotation_days: int = 90
+    max_active_keys: int = 5
+
+    admin_token: str | None = None
+
+    # Web dashboard (docs/dashboard.md). Session cookies are Secure unless the deployment is plain
+    # http for development (VPX_DASHBOARD_PLAIN_HTTP=1); never set it behind a public address.
+    dashboard_plain_http: bool = False
+    # A dashboard session ends this many hours after sign-in.
+    dashboard_session_hours: int = Field(default=12, ge=1, le=24 * 30)
+    # Sign-in attempts, counted per client address and per email address.
+    login_rate_limit: str = "10/minute"
+    # Sign-ups per client address (each new account gets free credits).
+    signup_rate_limit: str = "20/hour"
+    log_level: str = "INFO"
+    log_json: bool = True
+    sqlite_busy_timeout_ms: int = 30_000
+    # Connections per process (0: a fresh connection per session, no pool).
+    pool_size: int = 10
+
+    @field_validator("trusted_proxies", mode="before")
+    @classmethod
+    def _split_proxies(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("webhook_retry_schedule", mode="before")
+    @classmethod
+    def _split_schedule(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [float(part) for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("webhook_retry_schedule")
+    @classmethod
+    def _check_schedule(cls, value: list[float]) -> list[float]:
+        if any(delay < 0 for delay in value):
+            raise ValueError("retry delays must not be negative")
+        return value
+
+    @property
+    def runs_worker_in_process(self) -> bool:
+        return self.is_sqlite if self.worker_in_process is None else self.worker_in_process
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _check_proxies(cls, value: list[str]) -> list[str]:
+        for item in value:
+            ipaddress.ip_network(item, strict=False)
+        return value
+
+    @field_validator("rate_limit", "auth_failure_rate_limit", "login_rate_limit", "signup_rate_limit")
+    @classmethod
+    def _check_rate_limit(cls, value: str) -> str:
+        parse_rate_limit(value)
+        return value
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.database_url.startswith("sqlite")
+
+    def sqlite_path(self) -> Path | None:
+        """The database file of a SQLite URL (None for in-memory or other databases)."""
+        if not self.is_sqlite:
+            return None
+        _, _, rest = self.database_url.partition(":///")
+        if not rest or rest.startswith(":memory:"):
+            return None
+        return Path(rest.split("?", 1)[0])
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

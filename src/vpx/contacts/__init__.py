@@ -1,0 +1,1 @@
+"""The contact catalogue: search, previews, reveals."""

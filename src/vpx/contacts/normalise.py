@@ -1,0 +1,302 @@
+"""Normalisation shared by everything that writes contacts: display names, matching keys, phones,
+emails and websites."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+import phonenumbers
+
+# Legal forms dropped from a name's matching key, so "Acme Plumbing, LLC" matches "ACME PLUMBING".
+LEGAL_SUFFIXES = frozenset(
+    [
+        "llc",
+        "l",
+        "l",
+        "c",
+        "inc",
+        "incorporated",
+        "corp",
+        "corporation",
+        "co",
+        "company",
+        "ltd",
+        "limited",
+        "lp",
+        "llp",
+        "pllc",
+        "pc",
+        "pa",
+        "plc",
+        "professional",
+        "association",
+        "dds",
+        "md",
+        "dmd",
+        "pllc",
+        "ps",
+        "sc",
+        "lc",
+    ]
+)
+_WORD = re.compile(r"[^\W_]+")
+
+
+def fold(text: str) -> str:
+    """Lower case without accents: the form every search and matching key starts from."""
+    if text.isascii():
+        return text.lower()  # the same result, without decomposing (registry imports fold millions)
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
+
+
+def words(text: str) -> list[str]:
+    """The searchable words of a text, as the full-text indexes cut them."""
+    return _WORD.findall(fold(text))
+
+
+def name_key(name: str) -> str:
+    """A business name for matching: folded, no punctuation, no trailing legal form."""
+    parts = words(name.replace("&", " and "))
+    while len(parts) > 1 and parts[-1] in LEGAL_SUFFIXES:
+        parts.pop()
+    return " ".join(parts)
+
+
+def text_key(text: str | None) -> str | None:
+    if text is None:
+        return None
+    key = " ".join(words(text))
+    return key or None
+
+
+def clean_display(text: str) -> str:
+    """Collapses whitespace; keeps the publisher's spelling otherwise."""
+    return " ".join(text.split())
+
+
+def phone_e164(raw: str | None, *, region: str = "US") -> str | None:
+    """A valid phone number in E.164 form, or None when it is not one."""
+    if not raw or not raw.strip():
+        return None
+    try:
+        number = phonenumbers.parse(raw, region)
+    except phonenumbers.NumberParseException:
+        return None
+    if not phonenumbers.is_valid_number(number):
+        return None
+    return phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
+
+
+def email_key(raw: str | None) -> str | None:
+    if not raw or "@" not in raw:
+        return None
+    return raw.strip().lower()
+
+
+def website_key(raw: str | None) -> str | None:
+    """A website as ``https://host/path`` in lower case, or None."""
+    if not raw or not raw.strip():
+        return None
+    text = raw.strip().lower()
+    text = re.sub(r"^[a-z]+://", "", text).rstrip("/")
+    if "." not in text or " " in text:
+        return None
+    return "https://" + text
+
+
+# --- Registry imports: display names, addresses and fast phones (vpx.registries) ---
+
+# Kept in capitals when a registry writes a whole name in capitals.
+_UPPER_WORDS = frozenset(
+    [
+        "llc",
+        "llp",
+        "pllc",
+        "lp",
+        "pc",
+        "pa",
+        "plc",
+        "lc",
+        "ps",
+        "sc",
+        "md",
+        "dds",
+        "dmd",
+        "do",
+        "dc",
+        "od",
+        "dpm",
+        "np",
+        "rn",
+        "lpn",
+        "cpa",
+        "pt",
+        "ot",
+        "dvm",
+        "phd",
+        "psyd",
+        "lcsw",
+        "lpc",
+        "mft",
+        "pa-c",
+        "aprn",
+        "crna",
+        "fnp",
+        "usa",
+        "us",
+        "ii",
+        "iii",
+        "iv",
+        "vi",
+        "hvac",
+        "tv",
+        "ne",
+        "nw",
+        "se",
+        "sw",
+    ]
+)
+_UPPER_WORDS |= frozenset(["ceo", "cfo", "coo", "cto", "cmo", "cio", "cno", "evp", "svp", "vp", "avp"])
+# Abbreviations without vowels that are words, not acronyms.
+_TITLE_WORDS = frozenset(
+    [
+        "st",
+        "rd",
+        "dr",
+        "ct",
+        "pl",
+        "sq",
+        "blvd",
+        "pkwy",
+        "hwy",
+        "ln",
+        "cir",
+        "trl",
+        "ste",
+        "jr",
+        "sr",
+        "mt",
+        "ft",
+        "bldg",
+        "ctr",
+        "dept",
+        "mgmt",
+        "svcs",
+        "hlth",
+    ]
+)
+_SMALL_WORDS = frozenset(
+    ["and", "of", "the", "for", "at", "in", "on", "by", "to", "a", "an", "de", "del", "la", "los", "y", "or"]
+)
+_VOWELS = frozenset("aeiouy")
+
+
+@lru_cache(maxsize=1 << 16)
+def _cased_word(word: str, first: bool) -> str:
+    lower = word.lower()
+    if lower in _UPPER_WORDS:
+        return word.upper()
+    letters = [ch for ch in lower if ch.isalpha()]
+    if any(ch.isdigit() for ch in lower):
+        return lower  # 2nd, 4th, 53-59
+    if len(letters) <= 1:
+        return word.upper()  # an initial
+    if lower in _SMALL_WORDS and not first:
+        return lower
+    if not _VOWELS.intersection(letters) and len(letters) <= 4 and lower not in _TITLE_WORDS:
+        return word.upper()  # an acronym: CBS, NSG, JRM
+    parts = re.split(r"([-/.])", lower)
+    out = []
+    for part in parts:
+        if part in _UPPER_WORDS:
+            part = part.upper()
+        elif part and part[0].isalpha():
+            part = part[0].upper() + part[1:]
+            if part.startswith("Mc") and len(part) > 3:
+                part = "Mc" + part[2].upper() + part[3:]
+            if "'" in part:
+                head, _, tail = part.partition("'")
+                # O'Brien, D'Angelo; but Crespo's
+                part = head + "'" + (tail[:1].upper() + tail[1:] if len(head) == 1 and len(tail) > 1 else tail)
+        out.append(part)
+    return "".join(out)
+
+
+@lru_cache(maxsize=1 << 16)
+def display_name(text: str) -> str:
+    """A name fit to show: whitespace collapsed and, when the registry wrote it all in capitals,
+    title case that keeps legal forms, credentials and acronyms in capitals."""
+    parts = text.split()
+    if not parts:
+        return ""
+    text = " ".join(parts)
+    if text.upper() != text:
+        return text  # it has lower-case letters: the publisher's own spelling
+    return " ".join([_cased_word(parts[0], True), *[_cased_word(word, False) for word in parts[1:]]])
+
+
+def person_display_name(
+    first: str, middle: str, last: str, *, prefix: str = "", suffix: str = "", credential: str = ""
+) -> str:
+    """``First Middle Last Suffix, Credential`` (the prefix, "DR." or "MR.", is left out)."""
+    name = display_name(" ".join(part for part in (first, middle, last, suffix) if part and part.strip()))
+    credential = " ".join(credential.split())
+    return f"{name}, {credential}" if name and credential else name
+
+
+_STREET_WORDS = {
+    "street": "st", "avenue": "ave", "av": "ave", "road": "rd", "boulevard": "blvd", "drive": "dr",
+    "lane": "ln", "court": "ct", "place": "pl", "parkway": "pkwy", "highway": "hwy", "circle": "cir",
+    "square": "sq", "terrace": "ter", "trail": "trl", "north": "n", "south": "s", "east": "e", "west": "w",
+    "northeast": "ne", "northwest": "nw", "southeast": "se", "southwest": "sw", "suite": "ste",
+}  # fmt: skip
+_UNIT_WORDS = frozenset(["ste", "unit", "apt", "fl", "floor", "bldg", "building", "rm", "room", "ms", "po"])
+
+
+def street_key(street: str | None) -> str | None:
+    """A street line for matching: folded words, usual abbreviations, the suite or unit cut off."""
+    if not street:
+        return None
+    out: list[str] = []
+    for word in words(street.replace("#", " ste ")):
+        word = _STREET_WORDS.get(word, word)
+        if word in _UNIT_WORDS and out:
+            break
+        out.append(word)
+    return " ".join(out) or None
+
+
+def postal_code(raw: str | None) -> str | None:
+    """A US ZIP as ``12345`` or ``12345-6789``; None when it is neither."""
+    if not raw:
+        return None
+    digits = raw if raw.isascii() and raw.isdigit() else "".join(ch for ch in raw if "0" <= ch <= "9")
+    if len(digits) == 9:
+        return f"{digits[:5]}-{digits[5:]}"
+    if len(digits) == 5:
+        return digits
+    return None
+
+
+def block_token(name_key: str) -> str:
+    """The word entity resolution blocks on: the first word of the matching key after a leading
+    "the" (the ``ix_contacts_block`` index computes the same in SQL)."""
+    if name_key.startswith("the "):
+        name_key = name_key[4:]
+    return name_key.split(" ", 1)[0]
+
+
+_US_METADATA = phonenumbers.PhoneMetadata.metadata_for_region("US")
+assert _US_METADATA is not None and _US_METADATA.fixed_line is not None
+_US_NUMBER = re.compile(str(_US_METADATA.fixed_line.national_number_pattern))
+
+
+@lru_cache(maxsize=1 << 16)
+def fast_phone_e164(raw: str) -> str | None:
+    """``phone_e164`` with a shortcut for the bare ten-digit US numbers registries publish."""
+    if len(raw) == 10 and raw.isascii() and raw.isdigit() and _US_NUMBER.fullmatch(raw):
+        return "+1" + raw
+    return phone_e164(raw)

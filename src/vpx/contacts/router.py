@@ -1,0 +1,155 @@
+"""/api/v1/contacts: search, view, reveal."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
+from pydantic import ConfigDict, Field
+
+from vpx.auth.dependencies import BuyCaller, ReadCaller
+from vpx.contacts import service as contact_service
+from vpx.contacts.schemas import (
+    ContactPreview,
+    RevealedContact,
+    RevealRequest,
+    SearchBody,
+    SearchFilters,
+    SearchResult,
+)
+from vpx.contacts.search import SearchQuery
+from vpx.db import ReadSession, WriteSession
+from vpx.deps import AppSettings, Now, Search
+from vpx.errors import problem_responses
+from vpx.idempotency.service import run_idempotent
+from vpx.money import credits_header
+
+router = APIRouter(prefix="/api/v1/contacts", tags=["contacts"])
+
+READ_ERRORS = problem_responses(401, 403, 422, 429)
+REVEAL_ERRORS = problem_responses(400, 401, 402, 403, 404, 409, 413, 422, 429, 451)
+ContactId = Annotated[str, Path(max_length=40, examples=["ct_1042"], description="`ct_<id>`")]
+
+
+class SearchParams(SearchFilters):
+    # An unknown parameter (a typo such as `limt`) is a 422, never silently ignored.
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    q: str | None = Field(default=None, max_length=200, description="Business name, category or keyword.")
+
+
+def _query(filters: SearchFilters, text: str | None) -> SearchQuery:
+    return SearchQuery(
+        text=text or None,
+        state=filters.state,
+        city=filters.city or None,
+        industry=filters.industry,
+        specialty=filters.specialty or None,
+        license_type=filters.license_type or None,
+        limit=filters.limit,
+        offset=filters.offset,
+    )
+
+
+@router.get("/search", response_model=SearchResult, responses=READ_ERRORS, summary="Search contacts")
+async def search_get(
+    params: Annotated[SearchParams, Query()],
+    caller: ReadCaller,
+    session: ReadSession,
+    settings: AppSettings,
+    search: Search,
+) -> SearchResult:
+    """Full-text search with typo tolerance and prefix matching; previews are free (D13)."""
+    return await contact_service.search_contacts(
+        session, backend=search, query=_query(params, params.q), settings=settings
+    )
+
+
+@router.post(
+    "/search",
+    response_model=SearchResult,
+    responses=problem_responses(400, 401, 403, 413, 422, 429),
+    summary="Search contacts (JSON body)",
+)
+async def search_post(
+    body: SearchBody, caller: ReadCaller, session: ReadSession, settings: AppSettings, search: Search
+) -> SearchResult:
+    """The same engine and envelope as GET; `query` (or `q`) and the same filters in the body."""
+    return await contact_service.search_contacts(
+        session, backend=search, query=_query(body, body.query or body.q), settings=settings
+    )
+
+
+async def _reveal(
+    request: Request,
+    caller: BuyCaller,
+    session: WriteSession,
+    settings: AppSettings,
+    now: Now,
+    contact_id: str,
+) -> Response:
+    async def handler() -> Response:
+        outcome = await contact_service.reveal_contact(
+            session,
+            account_id=caller.account_id,
+            contact_id=contact_id,
+            channel="reveal",
+            ledger_kind="reveal",
+            now=now,
+            settings=settings,
+        )
+        return JSONResponse(
+            outcome.contact.model_dump(mode="json"),
+            headers={
+                "X-Credits-Charged": credits_header(outcome.charged),
+                "X-Credits-Remaining": credits_header(outcome.remaining),
+            },
+        )
+
+    return await run_idempotent(request, session, account_id=caller.account_id, handler=handler)
+
+
+@router.post("/reveal", response_model=RevealedContact, responses=REVEAL_ERRORS, summary="Reveal a contact")
+async def reveal(
+    body: RevealRequest,
+    request: Request,
+    caller: BuyCaller,
+    session: WriteSession,
+    settings: AppSettings,
+    now: Now,
+) -> Response:
+    """Suppression check, then the price (D9), charged once (D10); accepts `Idempotency-Key` (D12)."""
+    return await _reveal(request, caller, session, settings, now, body.contact_id)
+
+
+@router.post(
+    "/{contact_id}/reveal",
+    response_model=RevealedContact,
+    responses=REVEAL_ERRORS,
+    summary="Reveal a contact (id in the path)",
+)
+async def reveal_by_path(
+    contact_id: ContactId,
+    request: Request,
+    caller: BuyCaller,
+    session: WriteSession,
+    settings: AppSettings,
+    now: Now,
+) -> Response:
+    return await _reveal(request, caller, session, settings, now, contact_id)
+
+
+@router.get(
+    "/{contact_id}",
+    response_model=RevealedContact | ContactPreview,
+    responses=problem_responses(401, 403, 404, 422, 429),
+    summary="Get a contact",
+)
+async def get_contact(
+    contact_id: ContactId, caller: ReadCaller, session: ReadSession, settings: AppSettings, now: Now
+) -> RevealedContact | ContactPreview:
+    """The full record to an account that revealed it, else the preview (D14)."""
+    return await contact_service.contact_for_account(
+        session, account_id=caller.account_id, contact_id=contact_id, now=now, settings=settings
+    )

@@ -1,0 +1,99 @@
+"""The contact resources of the API: previews, the search envelope, revealed contacts (D13, D14)."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from vpx.fields import JsonInt, StateCode, Vertical
+from vpx.money import Credits
+
+MAX_OFFSET = 10_000
+
+
+class ContactPreview(BaseModel):
+    id: str = Field(examples=["ct_1042"], description="Contact identifier, `ct_<id>`.")
+    business_name: str
+    city: str
+    state: str = Field(description="Two-letter USPS state code.")
+    industry: str = Field(description="One of the 46 verticals.")
+    preview: Literal[True] = True
+    reveal_cost: Credits = Field(description="Credits a reveal of this contact costs now (D9).")
+
+
+class SearchResult(BaseModel):
+    contacts: list[ContactPreview]
+    total: int = Field(description="All matches, not just this page.")
+    limit: int
+    offset: int
+
+
+class SearchFilters(BaseModel):
+    """Filters shared by GET (query string) and POST (body) search."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    state: StateCode | None = None
+    city: str | None = Field(default=None, max_length=120)
+    industry: Vertical | None = None
+    specialty: str | None = Field(default=None, max_length=200, description="Words the specialty starts with.")
+    license_type: str | None = Field(default=None, max_length=120)
+    limit: JsonInt = Field(default=25, ge=1, le=100, description="Page size, 1–100.")
+    offset: JsonInt = Field(default=0, ge=0, le=MAX_OFFSET, description=f"0–{MAX_OFFSET}.")
+
+
+class SearchBody(SearchFilters):
+    """POST /contacts/search: ``query`` (or ``q``) and the same filters as GET."""
+
+    # JSON has types: `false` is not a number and `"5"` is not an integer here.
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
+
+    query: str | None = Field(default=None, max_length=200, description="Business name, category or keyword.")
+    q: str | None = Field(default=None, max_length=200, description="Synonym of `query`.")
+
+
+class RevealRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    contact_id: str = Field(max_length=40, examples=["ct_1042"])
+
+
+class Address(BaseModel):
+    street: str | None
+    city: str
+    state: str
+    postal_code: str | None
+    country: str
+
+
+class License(BaseModel):
+    type: str | None
+    number: str | None
+    state: str | None
+
+
+class SourceRef(BaseModel):
+    registry: str
+    record_id: str
+    file_date: date | None
+
+
+class RevealedContact(BaseModel):
+    id: str
+    business_name: str
+    city: str
+    state: str
+    industry: str
+    preview: Literal[False] = False
+    phone: str | None = Field(description="E.164.")
+    email: str | None
+    website: str | None
+    address: Address
+    specialty: str | None
+    license: License
+    sources: list[SourceRef]
+    revealed_at: datetime
+    credits_charged: Credits = Field(description="Charged by this request; 0 for a contact already revealed.")
+    credits_remaining: Credits

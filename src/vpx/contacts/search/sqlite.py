@@ -1,0 +1,113 @@
+"""SQLite: FTS5 over the contacts (kept in step by triggers), a trigram FTS5 over the vocabulary."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import column, select, table, text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx.contacts.search.engine import (
+    ALL,
+    NAME_TIER,
+    OTHER_TIER,
+    BaseBackend,
+    SearchQuery,
+    TermPlan,
+    WordClause,
+    facet_terms,
+)
+from vpx.models import Contact
+
+
+def _quote(word: str) -> str:
+    return '"' + word.replace('"', '""') + '"'
+
+
+def _clause(clause: WordClause) -> str:
+    options = [_quote(clause.word) + ("*" if clause.prefix else "")]
+    options += [_quote(term) for term in clause.corrections]
+    return options[0] if len(options) == 1 else "(" + " OR ".join(options) + ")"
+
+
+_FTS = table("contacts_fts", column("rowid"))
+TEXT_COLUMNS = "{business_name specialty license_type industry city}"
+
+
+def match_expression(plan: TermPlan, query: SearchQuery, tier: int) -> str:
+    """The FTS5 query of a tier (all words anywhere, all in the name, or the difference), with the
+    filters as terms of the search_facets column."""
+    text = " AND ".join(_clause(c) for c in plan.text)
+    fields = ["specialty : " + _clause(c) for c in plan.specialty]
+    fields += ["license_type : " + _clause(c) for c in plan.license_type]
+    facets = facet_terms(query)
+    if facets:
+        fields.append("search_facets : (" + " AND ".join(_quote(t) for t in facets) + ")")
+    if tier == NAME_TIER:
+        return " AND ".join([f"business_name : ({text})", *fields])
+    everything = " AND ".join(([f"{TEXT_COLUMNS} : ({text})"] if text else []) + fields)
+    if tier == OTHER_TIER:
+        return f"({everything}) NOT (business_name : ({text}))"
+    return everything
+
+
+# The full-text index answers the whole question (words and filters; only active contacts are
+# indexed); the contacts table is read for the page's rows only. CROSS JOIN keeps SQLite from
+# starting at the contacts table, and FTS5 yields rowids in order, so `ORDER BY rowid LIMIT n`
+# stops after n matches.
+_ROWS = (
+    "SELECT contacts.id, contacts.business_name, contacts.city, contacts.state, contacts.industry, "
+    "contacts.intent_level FROM contacts_fts CROSS JOIN contacts ON contacts.id = contacts_fts.rowid "
+    "WHERE contacts_fts MATCH :match ORDER BY contacts_fts.rowid LIMIT :limit OFFSET :offset"
+)
+
+
+class SqliteSearch(BaseBackend):
+    async def fetch(
+        self,
+        session: AsyncSession,
+        query: SearchQuery,
+        plan: TermPlan,
+        tier: int,
+        limit: int,
+        offset: int,
+        size: int | None = None,
+    ) -> list[Any]:
+        result = await session.execute(
+            text(_ROWS), {"match": match_expression(plan, query, tier), "limit": limit, "offset": offset}
+        )
+        return list(result.all())
+
+    def condition(self, query: SearchQuery, plan: TermPlan) -> Any:
+        match = text("contacts_fts MATCH :match").bindparams(match=match_expression(plan, query, ALL))
+        return Contact.id.in_(select(_FTS.c.rowid).where(match))
+
+    def count_statement(self, query: SearchQuery, plan: TermPlan, tier: int) -> Any:
+        return text("SELECT count(*) FROM contacts_fts WHERE contacts_fts MATCH :match").bindparams(
+            match=match_expression(plan, query, tier)
+        )
+
+    async def has_prefix(self, session: AsyncSession, word: str) -> bool:
+        found = await session.scalar(
+            text("SELECT 1 FROM search_terms WHERE term >= :low AND term < :high LIMIT 1"),
+            {"low": word, "high": word + "\U0010ffff"},
+        )
+        return found is not None
+
+    async def similar_terms(self, session: AsyncSession, word: str) -> list[str]:
+        grams = {word[i : i + 3] for i in range(len(word) - 2)}
+        if not grams:
+            return []
+        match = " OR ".join(_quote(g) for g in sorted(grams))
+        result = await session.execute(
+            text("SELECT term FROM search_terms_trgm WHERE search_terms_trgm MATCH :match ORDER BY rank LIMIT 60"),
+            {"match": match},
+        )
+        return [row[0] for row in result]
+
+    async def add_terms(self, session: AsyncSession, terms: set[str]) -> None:
+        if terms:
+            await session.execute(
+                text("INSERT OR IGNORE INTO search_terms (term) VALUES (:term)"),
+                [{"term": t} for t in sorted(terms)],
+            )

@@ -1,0 +1,328 @@
+"""Search, previews and reveals: suppression first, then the price, charge once, the ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import ROUND_DOWN, Decimal
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx import metrics
+from vpx.config import Settings
+from vpx.contacts.schemas import (
+    Address,
+    ContactPreview,
+    License,
+    RevealedContact,
+    SearchResult,
+    SourceRef,
+)
+from vpx.contacts.search import SearchBackend, SearchQuery
+from vpx.credits import service as credit_service
+from vpx.db import insert_unless_exists
+from vpx.errors import NotFound, Suppressed
+from vpx.ids import parse_number_id, public_number_id
+from vpx.models import Account, Contact, ContactSource, Reveal
+from vpx.money import QUANTUM
+from vpx.suppression import service as suppression_service
+from vpx.webhooks import events as webhook_events
+from vpx.webhooks import outbox as webhook_outbox
+
+if TYPE_CHECKING:
+    from vpx.batches.prefetch import RevealPrefetch
+
+
+def reveal_price(intent_level: str | None, settings: Settings) -> Decimal:
+    """D9: 1 credit, unless the contact has a live signal; then its highest intent tier sets the price."""
+    return {
+        "hot": settings.price_hot,
+        "warm": settings.price_warm,
+        "cold": settings.price_cold,
+    }.get(intent_level or "", settings.price_default)
+
+
+def contact_public_id(contact_id: int) -> str:
+    return public_number_id("ct", contact_id)
+
+
+def preview_of(row: Any, settings: Settings) -> ContactPreview:
+    return ContactPreview(
+        id=contact_public_id(row.id),
+        business_name=row.business_name,
+        city=row.city,
+        state=row.state,
+        industry=row.industry,
+        reveal_cost=reveal_price(row.intent_level, settings),
+    )
+
+
+async def search_contacts(
+    session: AsyncSession, *, backend: SearchBackend, query: SearchQuery, settings: Settings
+) -> SearchResult:
+    page = await backend.search(session, query)
+    return SearchResult(
+        contacts=[preview_of(row, settings) for row in page.rows],
+        total=page.total,
+        limit=query.limit,
+        offset=query.offset,
+    )
+
+
+async def load_contact(session: AsyncSession, public_id: str) -> Contact:
+    """An active contact by its public id; NotFound otherwise."""
+    number = parse_number_id("ct", public_id)
+    contact = await session.get(Contact, number) if number is not None else None
+    if contact is None or contact.status != "active":
+        raise NotFound(f"No contact {public_id}.")
+    return contact
+
+
+async def sources_of(session: AsyncSession, contact_id: int) -> list[SourceRef]:
+    rows = await session.scalars(
+        select(ContactSource).where(ContactSource.contact_id == contact_id).order_by(ContactSource.id)
+    )
+    return [SourceRef(registry=s.registry_name, record_id=s.record_id, file_date=s.file_date) for s in rows]
+
+
+async def revealed_view(
+    session: AsyncSession,
+    contact: Contact,
+    *,
+    revealed_at: datetime,
+    charged: Decimal,
+    remaining: Decimal,
+    sources: list[SourceRef] | None = None,
+) -> RevealedContact:
+    return RevealedContact(
+        id=contact_public_id(contact.id),
+        business_name=contact.business_name,
+        city=contact.city,
+        state=contact.state,
+        industry=contact.industry,
+        phone=contact.phone,
+        email=contact.email,
+        website=contact.website,
+        address=Address(
+            street=contact.street,
+            city=contact.city,
+            state=contact.state,
+            postal_code=contact.postal_code,
+            country=contact.country,
+        ),
+        specialty=contact.specialty,
+        license=License(type=contact.license_type, number=contact.license_number, state=contact.license_state),
+        sources=sources if sources is not None else await sources_of(session, contact.id),
+        revealed_at=revealed_at,
+        credits_charged=charged,
+        credits_remaining=remaining,
+    )
+
+
+async def find_reveal(session: AsyncSession, *, account_id: str, contact_id: int) -> Reveal | None:
+    return await session.scalar(select(Reveal).where(Reveal.account_id == account_id, Reveal.contact_id == contact_id))
+
+
+@dataclass(frozen=True)
+class RevealOutcome:
+    contact: RevealedContact
+    charged: Decimal
+    remaining: Decimal
+    already_revealed: bool
+
+
+async def lock_accounts(session: AsyncSession, account_ids: Iterable[str]) -> None:
+    """Locks account rows in id order (PostgreSQL; SQLite's write transaction already serialises).
+
+    Every transaction that changes more than one balance takes its locks through here first, in the
+    same order, so two accounts revealing each other's contributions at once cannot deadlock (D17).
+    The lock is FOR NO KEY UPDATE, what a balance UPDATE takes anyway: it does not conflict with the
+    KEY SHARE locks that inserting rows which reference an account (reveals, ledger entries) takes.
+    """
+    ids = sorted(set(account_ids))
+    if ids and session.get_bind().dialect.name != "sqlite":
+        await session.execute(
+            select(Account.id).where(Account.id.in_(ids)).order_by(Account.id).with_for_update(key_share=True)
+        )
+
+
+def revenue_share(price: Decimal, settings: Settings) -> Decimal:
+    """D17: the publisher's share of a reveal's price, rounded down to 1/10,000 credit (a share is
+    never more than the percentage of what was paid)."""
+    return (price * settings.revenue_share_percent / 100).quantize(QUANTUM, rounding=ROUND_DOWN)
+
+
+async def _contact_of(session: AsyncSession, contact_id: str, prefetch: RevealPrefetch | None) -> Contact:
+    if prefetch is None:
+        return await load_contact(session, contact_id)
+    number = parse_number_id("ct", contact_id)
+    contact = prefetch.contacts.get(number) if number is not None else None
+    if contact is None or contact.status != "active":
+        raise NotFound(f"No contact {contact_id}.")
+    return contact
+
+
+async def reveal_contact(
+    session: AsyncSession,
+    *,
+    account_id: str,
+    contact_id: str,
+    channel: str,
+    ledger_kind: str,
+    now: datetime,
+    settings: Settings,
+    accounts_locked: bool = False,
+    batch_id: str | None = None,
+    prefetch: RevealPrefetch | None = None,
+) -> RevealOutcome:
+    """Reveals a contact to an account.
+
+    Order (D15, D9, D10, D11): the suppression check, then charge-once, then the price, then one
+    debit with its ledger entry, and for a contact another account contributed, that publisher's
+    revenue share (D17) in the same transaction. Suppressed (451), unknown (404) or unaffordable
+    (402) reveals charge nothing. ``accounts_locked``: the caller already holds, through
+    ``lock_accounts``, the rows of the buyer and of the contact's publisher; then a refused reveal
+    has written nothing but its suppression audit entry. ``prefetch`` (which implies the lock) spares
+    the per-id look-ups. A new reveal raises ``contact.revealed`` for the account's webhook
+    subscriptions (D29), in the same transaction.
+    """
+    accounts_locked = accounts_locked or prefetch is not None
+    contact = await _contact_of(session, contact_id, prefetch)
+    if prefetch is not None:
+        hit = prefetch.suppressions.get(contact.id)
+    else:
+        hit = await suppression_service.find_suppression(session, contact)
+    if hit is not None:
+        await suppression_service.record_hit(
+            session, account_id=account_id, contact_id=contact.id, suppression_id=hit.id, now=now
+        )
+        metrics.observe_reveal("suppressed", Decimal(0))
+        raise Suppressed(f"Contact {contact_id} is on the suppression list ({hit.reason}); nothing was charged.")
+
+    if prefetch is not None:
+        previous = prefetch.reveals.get(contact.id)
+    else:
+        previous = await find_reveal(session, account_id=account_id, contact_id=contact.id)
+    if previous is None:
+        sources: list[SourceRef] | None = None
+        publisher = contact.publisher_account_id if contact.publisher_account_id != account_id else None
+        price = reveal_price(contact.intent_level, settings)
+        public_id = contact_public_id(contact.id)
+        description = f"Reveal of {public_id} ({contact.business_name})"
+        reveal = Reveal(
+            account_id=account_id, contact_id=contact.id, credits_charged=price, channel=channel, created_at=now
+        )
+        if prefetch is not None:
+            # The batch holds the buyer's row and its balance: charged in memory (a shortfall raises
+            # with nothing written), written with the reveal rows in one go at the batch's end.
+            balance = prefetch.balance.spend(price, kind=ledger_kind, reference=public_id, description=description)
+            prefetch.record_reveal(reveal)
+        elif accounts_locked:
+            # No other transaction can reveal for this account while the caller holds its row: charge
+            # first (a shortfall raises with nothing written), then record the reveal.
+            balance = await credit_service.spend(
+                session,
+                account_id=account_id,
+                amount=price,
+                kind=ledger_kind,
+                reference=public_id,
+                description=description,
+                now=now,
+                settings=settings,
+            )
+            session.add(reveal)
+        else:
+            # Everything that only reads comes before the lock, which is held until commit.
+            sources = await sources_of(session, contact.id)
+            # Before the reveal row: a transaction waiting on that row's unique key must hold no
+            # account lock another one needs.
+            await lock_accounts(session, [account_id] + ([publisher] if publisher else []))
+            # D10, charge once: the (account, contact) pair is unique; a reveal that finds it taken
+            # (by a request that committed while this one waited) is a repeat and costs nothing.
+            inserted = await session.scalar(
+                insert_unless_exists(session, Reveal)
+                .values(
+                    account_id=account_id, contact_id=contact.id, credits_charged=price, channel=channel, created_at=now
+                )
+                .returning(Reveal.id)
+            )
+            if inserted is None:
+                previous = await find_reveal(session, account_id=account_id, contact_id=contact.id)
+            else:
+                balance = await credit_service.spend(
+                    session,
+                    account_id=account_id,
+                    amount=price,
+                    kind=ledger_kind,
+                    reference=public_id,
+                    description=description,
+                    now=now,
+                    settings=settings,
+                )
+        if previous is None:
+            share = revenue_share(price, settings) if publisher else Decimal(0)
+            if publisher and share > 0:
+                await credit_service.add_credits(
+                    session,
+                    account_id=publisher,
+                    amount=share,
+                    kind="revenue_share",
+                    reference=public_id,
+                    description=f"Revenue share: {public_id} ({contact.business_name}) revealed by another account",
+                    now=now,
+                    settings=settings,
+                )
+            metrics.observe_reveal("revealed", price)
+            view = await revealed_view(
+                session,
+                contact,
+                revealed_at=now,
+                charged=price,
+                remaining=balance.total,
+                sources=prefetch.sources.get(contact.id, []) if prefetch is not None else sources,
+            )
+            if prefetch is None or prefetch.revealed_subscribed:
+                await webhook_outbox.enqueue_event(
+                    session,
+                    account_id=account_id,
+                    event_type=webhook_events.CONTACT_REVEALED,
+                    data={
+                        "batch_id": batch_id,
+                        "contact_id": public_id,
+                        "status": "revealed",
+                        "credits_charged": price,
+                        "contact": view.model_dump(mode="json"),
+                    },
+                    now=now,
+                )
+            return RevealOutcome(contact=view, charged=price, remaining=balance.total, already_revealed=False)
+
+    assert previous is not None
+    balance = await credit_service.refresh_free_credits(session, account_id=account_id, now=now, settings=settings)
+    metrics.observe_reveal("already_revealed", Decimal(0))
+    view = await revealed_view(
+        session,
+        contact,
+        revealed_at=previous.created_at,
+        charged=Decimal(0),
+        remaining=balance.total,
+        sources=prefetch.sources.get(contact.id, []) if prefetch is not None else None,
+    )
+    return RevealOutcome(contact=view, charged=Decimal(0), remaining=balance.total, already_revealed=True)
+
+
+async def contact_for_account(
+    session: AsyncSession, *, account_id: str, contact_id: str, now: datetime, settings: Settings
+) -> ContactPreview | RevealedContact:
+    """D14: the full record to an account that revealed the contact, else the preview."""
+    contact = await load_contact(session, contact_id)
+    previous = await find_reveal(session, account_id=account_id, contact_id=contact.id)
+    if previous is None:
+        return preview_of(contact, settings)
+    balance = await credit_service.effective_balance(session, account_id=account_id, now=now, settings=settings)
+    return await revealed_view(
+        session, contact, revealed_at=previous.created_at, charged=Decimal(0), remaining=balance.total
+    )

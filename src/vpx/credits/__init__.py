@@ -1,0 +1,1 @@
+"""Credit balances and the append-only ledger (D8, D11)."""

@@ -1,0 +1,232 @@
+"""Every change of a balance goes through here and leaves a ledger entry with the balance after it.
+
+Balances change only by single conditional UPDATE statements, so no interleaving of concurrent
+requests can take a balance below zero (D11): on PostgreSQL the row lock taken by the UPDATE
+orders them, on SQLite the write transaction does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+from sqlalchemy import case, literal, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx.clock import month_key
+from vpx.config import Settings
+from vpx.errors import InsufficientCredits, NotFound
+from vpx.models import Account, LedgerEntry
+from vpx.money import CreditsType, credits_header
+
+ZERO = Decimal(0)
+
+
+@dataclass(frozen=True)
+class Balance:
+    free: Decimal
+    paid: Decimal
+
+    @property
+    def total(self) -> Decimal:
+        return self.free + self.paid
+
+
+def monthly_allowance(plan: str, settings: Settings) -> Decimal:
+    """Free credits a plan receives each UTC month (D8)."""
+    return settings.free_monthly_credits if plan == "free" else ZERO
+
+
+def _credits(value: Decimal) -> object:
+    return literal(value, CreditsType())
+
+
+async def refresh_free_credits(session: AsyncSession, *, account_id: str, now: datetime, settings: Settings) -> Balance:
+    """Starts the account's new free-credit month if it has not started yet; returns the balance.
+
+    Unused free credits of the past month expire (D8); one ``free_monthly`` entry records the net change.
+    """
+    period = month_key(now)
+    row = (
+        await session.execute(
+            select(Account.plan, Account.free_credits, Account.paid_credits, Account.free_period).where(
+                Account.id == account_id
+            )
+        )
+    ).one_or_none()
+    if row is None:
+        raise NotFound(f"No account {account_id}.")
+    if row.free_period == period:
+        return Balance(free=row.free_credits, paid=row.paid_credits)
+    locked = (
+        await session.execute(
+            select(Account.plan, Account.free_credits, Account.paid_credits, Account.free_period)
+            .where(Account.id == account_id)
+            # NO KEY UPDATE, as the balance UPDATE itself takes: it does not conflict with the KEY SHARE
+            # lock that inserting a row referencing the account (a reveal, a ledger entry) takes.
+            .with_for_update(key_share=True)
+        )
+    ).one()
+    if locked.free_period == period:
+        return Balance(free=locked.free_credits, paid=locked.paid_credits)
+    allowance = monthly_allowance(locked.plan, settings)
+    await session.execute(
+        update(Account).where(Account.id == account_id).values(free_credits=allowance, free_period=period)
+    )
+    change = allowance - locked.free_credits
+    expired = f" ({credits_header(locked.free_credits)} unused expired)" if locked.free_credits else ""
+    session.add(
+        LedgerEntry(
+            account_id=account_id,
+            kind="free_monthly",
+            amount=change,
+            balance_after=allowance + locked.paid_credits,
+            reference=period,
+            description=f"Free plan credits for {period}: {credits_header(allowance)}{expired}",
+            created_at=now,
+        )
+    )
+    return Balance(free=allowance, paid=locked.paid_credits)
+
+
+async def spend(
+    session: AsyncSession,
+    *,
+    account_id: str,
+    amount: Decimal,
+    kind: str,
+    reference: str | None,
+    description: str,
+    now: datetime,
+    settings: Settings,
+) -> Balance:
+    """Takes ``amount`` from the balance, free credits first; raises InsufficientCredits, changing
+    nothing, when the balance is short."""
+    if amount <= 0:
+        raise ValueError("spend needs a positive amount")
+    row = await _debit(session, account_id=account_id, amount=amount, period=month_key(now))
+    if row is None:
+        # Either the balance is short or a new free-credit month has begun: start it and try again.
+        await refresh_free_credits(session, account_id=account_id, now=now, settings=settings)
+        row = await _debit(session, account_id=account_id, amount=amount, period=month_key(now))
+    if row is None:
+        balance = await get_balance(session, account_id=account_id)
+        raise InsufficientCredits(
+            f"This costs {credits_header(amount)} credits; the balance is {credits_header(balance.total)}.",
+            headers={"X-Credits-Remaining": credits_header(balance.total)},
+        )
+    after = Balance(free=row[0], paid=row[1])
+    session.add(
+        LedgerEntry(
+            account_id=account_id,
+            kind=kind,
+            amount=-amount,
+            balance_after=after.total,
+            reference=reference,
+            description=description,
+            created_at=now,
+        )
+    )
+    return after
+
+
+async def _debit(session: AsyncSession, *, account_id: str, amount: Decimal, period: str) -> Any:
+    """One conditional UPDATE: free credits first, never below zero, only within the current free
+    month. None when it changed nothing."""
+    price = _credits(amount)
+    result = await session.execute(
+        update(Account)
+        .where(
+            Account.id == account_id,
+            Account.free_period == period,
+            Account.free_credits + Account.paid_credits >= price,
+        )
+        .values(
+            free_credits=case((Account.free_credits >= price, Account.free_credits - price), else_=_credits(ZERO)),
+            paid_credits=case(
+                (Account.free_credits >= price, Account.paid_credits),
+                else_=Account.paid_credits - (price - Account.free_credits),
+            ),
+        )
+        .returning(Account.free_credits, Account.paid_credits)
+        .execution_options(synchronize_session=False)
+    )
+    return result.one_or_none()
+
+
+async def add_credits(
+    session: AsyncSession,
+    *,
+    account_id: str,
+    amount: Decimal,
+    kind: str,
+    reference: str | None,
+    description: str,
+    now: datetime,
+    settings: Settings,
+) -> Balance:
+    """Adds carried-over credits (grant, revenue_share, refund) and records them."""
+    if amount <= 0:
+        raise ValueError("add_credits needs a positive amount")
+    await refresh_free_credits(session, account_id=account_id, now=now, settings=settings)
+    result = await session.execute(
+        update(Account)
+        .where(Account.id == account_id)
+        .values(paid_credits=Account.paid_credits + _credits(amount))
+        .returning(Account.free_credits, Account.paid_credits)
+        .execution_options(synchronize_session=False)
+    )
+    row = result.one_or_none()
+    if row is None:
+        raise NotFound(f"No account {account_id}.")
+    after = Balance(free=row[0], paid=row[1])
+    session.add(
+        LedgerEntry(
+            account_id=account_id,
+            kind=kind,
+            amount=amount,
+            balance_after=after.total,
+            reference=reference,
+            description=description,
+            created_at=now,
+        )
+    )
+    return after
+
+
+async def get_balance(session: AsyncSession, *, account_id: str) -> Balance:
+    row = (
+        await session.execute(select(Account.free_credits, Account.paid_credits).where(Account.id == account_id))
+    ).one_or_none()
+    if row is None:
+        raise NotFound(f"No account {account_id}.")
+    return Balance(free=row[0], paid=row[1])
+
+
+async def effective_balance(session: AsyncSession, *, account_id: str, now: datetime, settings: Settings) -> Balance:
+    """The balance as it stands now, counting a free-credit month that has begun but not yet been
+    written (reads never write)."""
+    row = (
+        await session.execute(
+            select(Account.plan, Account.free_credits, Account.paid_credits, Account.free_period).where(
+                Account.id == account_id
+            )
+        )
+    ).one_or_none()
+    if row is None:
+        raise NotFound(f"No account {account_id}.")
+    free = row.free_credits if row.free_period == month_key(now) else monthly_allowance(row.plan, settings)
+    return Balance(free=free, paid=row.paid_credits)
+
+
+async def list_ledger(
+    session: AsyncSession, *, account_id: str, limit: int, before_id: int | None
+) -> list[LedgerEntry]:
+    """Newest first; ``before_id`` continues a page."""
+    query = select(LedgerEntry).where(LedgerEntry.account_id == account_id)
+    if before_id is not None:
+        query = query.where(LedgerEntry.id < before_id)
+    query = query.order_by(LedgerEntry.id.desc()).limit(limit)
+    return list((await session.scalars(query)).all())

@@ -1,0 +1,25 @@
+"""Opaque pagination cursors: a kind and a position, base64url-encoded."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from vpx.errors import InvalidParameters
+
+
+def encode_cursor(kind: str, position: int) -> str:
+    return base64.urlsafe_b64encode(f"{kind}:{position}".encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str, kind: str) -> int:
+    """The position in a cursor of this kind; a 422 for anything else."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        text = base64.urlsafe_b64decode(padded.encode()).decode()
+        found, _, position = text.partition(":")
+        if found == kind and position.isdigit() and len(position) < 19:
+            return int(position)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        pass
+    raise InvalidParameters.field("cursor", "is not a cursor returned by this endpoint")

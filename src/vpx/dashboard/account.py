@@ -1,0 +1,139 @@
+"""Sign up, sign in, sign out, and the overview page."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated
+
+from fastapi import Query, Request, Response
+from fastapi.responses import RedirectResponse
+from pydantic import ValidationError
+
+from vpx.accounts import service as account_service
+from vpx.auth import service as key_service
+from vpx.clock import next_month_start
+from vpx.credits import service as credit_service
+from vpx.dashboard import logins, sessions
+from vpx.dashboard.pages import Page, dashboard_router, field_errors, form_values
+from vpx.dashboard.sessions import AnonymousForm, UserForm
+from vpx.dashboard.throttle import client_address, spend_attempt
+from vpx.dashboard.web import render, safe_next
+from vpx.db import ReadSession, WriteSession
+from vpx.deps import AppSettings, Now
+from vpx.errors import Conflict
+
+router = dashboard_router()
+
+
+def _anonymous_page(request: Request, template: str, context: Mapping[str, object], status: int = 200) -> Response:
+    token = sessions.anonymous_csrf_token(request)
+    response = render(request, template, {**context, "csrf_token": token}, status=status)
+    sessions.remember_anonymous_token(request, response)
+    return response
+
+
+@router.get("/signup")
+async def signup_page(request: Request) -> Response:
+    return _anonymous_page(request, "signup.html", {"title": "Create a free account", "values": {}, "errors": {}})
+
+
+@router.post("/signup")
+async def signup(
+    request: Request, form: AnonymousForm, session: WriteSession, settings: AppSettings, now: Now
+) -> Response:
+    """D8: a free-plan account, 25 credits a month, no payment card."""
+    await spend_attempt(request, settings.signup_rate_limit, f"signup-ip:{client_address(request)}")
+    values = form_values(form, "email", "name")
+    try:
+        data = logins.SignUpForm(**form_values(form, "email", "password", "name"))
+    except ValidationError as exc:
+        context = {"title": "Create a free account", "values": values, "errors": field_errors(exc)}
+        return _anonymous_page(request, "signup.html", context, status=422)
+    password_hash = await logins.hash_password(data.password)
+    try:
+        account = await logins.sign_up(session, form=data, password_hash=password_hash, now=now, settings=settings)
+    except Conflict:
+        errors = {"email": "An account with this email already exists; sign in instead."}
+        context = {"title": "Create a free account", "values": values, "errors": errors}
+        return _anonymous_page(request, "signup.html", context, status=409)
+    token = await sessions.start_session(session, account_id=account.id, now=now, settings=settings)
+    response = RedirectResponse("/dashboard?welcome=1", status_code=303)
+    sessions.set_session_cookie(response, token, settings)
+    return response
+
+
+@router.get("/login")
+async def login_page(request: Request, next: Annotated[str | None, Query(max_length=500)] = None) -> Response:
+    context = {"title": "Sign in", "values": {}, "errors": {}, "next": safe_next(next)}
+    return _anonymous_page(request, "signin.html", context)
+
+
+@router.post("/login")
+async def login(
+    request: Request,
+    form: AnonymousForm,
+    reader: ReadSession,
+    session: WriteSession,
+    settings: AppSettings,
+    now: Now,
+) -> Response:
+    """Attempts are limited per client address and per email address."""
+    values = form_values(form, "email")
+    target = safe_next(str(form.get("next") or ""))
+    context = {"title": "Sign in", "values": values, "next": target}
+    try:
+        data = logins.SignInForm(**form_values(form, "email", "password"))
+    except ValidationError as exc:
+        return _anonymous_page(request, "signin.html", {**context, "errors": field_errors(exc)}, status=422)
+    address = client_address(request)
+    await spend_attempt(request, settings.login_rate_limit, f"login-ip:{address}", f"login-email:{data.email}")
+    # The password is checked in a read transaction: argon2 takes a moment, and no write lock is held.
+    checked = await logins.check_password(reader, email=data.email, password=data.password)
+    if checked.account_id is None:
+        errors = {"form": "The email or the password is not right."}
+        return _anonymous_page(request, "signin.html", {**context, "errors": errors}, status=401)
+    new_hash = await logins.hash_password(data.password) if checked.rehash else None
+    await logins.record_sign_in(session, account_id=checked.account_id, now=now, new_hash=new_hash)
+    token = await sessions.start_session(session, account_id=checked.account_id, now=now, settings=settings)
+    response = RedirectResponse(target, status_code=303)
+    sessions.set_session_cookie(response, token, settings)
+    return response
+
+
+@router.post("/logout")
+async def logout(request: Request, form: UserForm, session: WriteSession, settings: AppSettings) -> Response:
+    user = await sessions.require_user(request)
+    await sessions.end_session(session, session_id=user.session_id)
+    response = RedirectResponse("/dashboard/login", status_code=303)
+    sessions.clear_session_cookie(response, settings)
+    return response
+
+
+@router.get("")
+async def overview(
+    request: Request,
+    user: Page,
+    session: ReadSession,
+    settings: AppSettings,
+    now: Now,
+    welcome: Annotated[int, Query(ge=0, le=1)] = 0,
+) -> Response:
+    account = await account_service.get_account(session, account_id=user.account_id)
+    balance = await credit_service.effective_balance(session, account_id=user.account_id, now=now, settings=settings)
+    keys = await key_service.list_keys(session, account_id=user.account_id, include_revoked=False)
+    return render(
+        request,
+        "overview.html",
+        {
+            "title": "Overview",
+            "section": "overview",
+            "account": account,
+            "balance_detail": balance,
+            "allowance": credit_service.monthly_allowance(account.plan, settings),
+            "next_reset": next_month_start(now),
+            "active_keys": len(keys),
+            "due_keys": sum(1 for k in keys if key_service.rotation_due(k, now)),
+            "max_active_keys": settings.max_active_keys,
+            "welcome": bool(welcome),
+        },
+    )

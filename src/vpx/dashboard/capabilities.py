@@ -1,0 +1,66 @@
+"""Pages for capabilities other work delivers (signals, auto-buy rules): each page comes alive when
+its API exists in this app, and says so plainly until then."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from fastapi import Request, Response
+
+from vpx.dashboard.pages import Page, dashboard_router
+from vpx.dashboard.web import render
+
+router = dashboard_router()
+
+SIGNAL_STREAM = "/api/v1/signals/stream"
+# The live view's own stream: the signed-in browser cannot send an X-API-Key header from
+# EventSource, so the signals work adds this session-authenticated relay of the D23 stream.
+DASHBOARD_SIGNAL_STREAM = "/dashboard/signals/stream"
+RULES = "/api/v1/buyer/auto-buy/rules"
+
+
+def route_paths(routes: Iterable[Any], prefix: str = "") -> Iterator[str]:
+    """Every path the app serves, including those of included routers."""
+    for route in routes:
+        inner = getattr(route, "original_router", None)
+        if inner is not None:
+            context = getattr(route, "include_context", None)
+            yield from route_paths(inner.routes, prefix + str(getattr(context, "prefix", "") or ""))
+        elif (path := getattr(route, "path", None)) is not None:
+            yield prefix + path
+
+
+def has_route(request: Request, path: str) -> bool:
+    return path in route_paths(request.app.routes)
+
+
+@router.get("/signals")
+async def signals_page(request: Request, user: Page) -> Response:
+    live = has_route(request, DASHBOARD_SIGNAL_STREAM)
+    return render(
+        request,
+        "signals.html",
+        {
+            "title": "Signals",
+            "section": "signals",
+            "stream_url": DASHBOARD_SIGNAL_STREAM if live else None,
+            "api_available": has_route(request, SIGNAL_STREAM),
+        },
+    )
+
+
+@router.get("/rules")
+async def rules_page(request: Request, user: Page) -> Response:
+    return render(
+        request,
+        "capability.html",
+        {
+            "title": "Auto-buy rules",
+            "section": "rules",
+            "available": has_route(request, RULES),
+            "api_path": RULES,
+            "what": "Auto-buy rules buy the contacts of new signals that match your criteria, within a budget "
+            "and a daily cap (Full Access keys).",
+        },
+    )

@@ -1,0 +1,27 @@
+"""Every dashboard page, under /dashboard and outside the OpenAPI document."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import RedirectResponse
+
+from vpx.dashboard import account, capabilities, contacts, credits, keys, webhooks
+from vpx.dashboard.pages import dashboard_router
+from vpx.dashboard.web import PageRefused
+
+router = APIRouter(include_in_schema=False)
+for part in (account, keys, credits, contacts, webhooks, capabilities):
+    router.include_router(part.router)
+
+# Last, so that it answers only what no page did: an HTML 404 rather than problem+json.
+catch_all = dashboard_router()
+
+
+@catch_all.get("/{path:path}")
+async def not_found(request: Request, path: str) -> Response:
+    if path == "":
+        return RedirectResponse("/dashboard", status_code=308)
+    raise PageRefused(404, "Page not found", f"There is no dashboard page {request.url.path}.")
+
+
+router.include_router(catch_all)

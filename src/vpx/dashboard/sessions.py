@@ -1,0 +1,179 @@
+"""Dashboard sign-in sessions and CSRF protection.
+
+A session is a random token in a cookie (Secure, HttpOnly, SameSite=Lax); the database keeps only
+its SHA-256, with the account and the session's CSRF token. Every form of a signed-in page carries
+that token (synchronizer pattern); the sign-in and sign-up forms, before any session exists, carry
+a token that must match a cookie of its own (double submit). A form whose browser says it comes
+from another site (Sec-Fetch-Site: cross-site) is refused whatever it carries.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Annotated
+
+from fastapi import Depends, Request, Response
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+from starlette.datastructures import FormData
+
+from vpx.config import Settings
+from vpx.dashboard.web import CsrfRefused, SignInRequired
+from vpx.models import Account, DashboardSession
+
+SESSION_COOKIE = "vpx_session"
+CSRF_COOKIE = "vpx_csrf"
+COOKIE_PATH = "/dashboard"
+CSRF_FIELD = "csrf_token"
+
+
+def _digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class SignedIn:
+    """The account a dashboard request acts for."""
+
+    account_id: str
+    email: str
+    csrf_token: str
+    session_id: str
+
+
+async def start_session(session: AsyncSession, *, account_id: str, now: datetime, settings: Settings) -> str:
+    """A new session for the account; returns the cookie's token. The account's expired sessions go."""
+    await session.execute(
+        delete(DashboardSession).where(DashboardSession.account_id == account_id, DashboardSession.expires_at <= now)
+    )
+    token = secrets.token_urlsafe(32)
+    session.add(
+        DashboardSession(
+            id=_digest(token),
+            account_id=account_id,
+            csrf_token=secrets.token_urlsafe(32),
+            created_at=now,
+            expires_at=now + timedelta(hours=settings.dashboard_session_hours),
+        )
+    )
+    await session.flush()
+    return token
+
+
+async def find_session(session: AsyncSession, *, token: str, now: datetime) -> SignedIn | None:
+    if not token or len(token) > 128:
+        return None
+    row = (
+        await session.execute(
+            select(DashboardSession.id, DashboardSession.account_id, DashboardSession.csrf_token, Account.email)
+            .join(Account, Account.id == DashboardSession.account_id)
+            .where(DashboardSession.id == _digest(token), DashboardSession.expires_at > now)
+        )
+    ).one_or_none()
+    if row is None:
+        return None
+    return SignedIn(account_id=row.account_id, email=row.email or "", csrf_token=row.csrf_token, session_id=row.id)
+
+
+async def end_session(session: AsyncSession, *, session_id: str) -> None:
+    await session.execute(delete(DashboardSession).where(DashboardSession.id == session_id))
+
+
+def _cookie(response: Response, name: str, value: str, settings: Settings, max_age: int | None) -> None:
+    response.set_cookie(
+        name,
+        value,
+        max_age=max_age,
+        path=COOKIE_PATH,
+        secure=not settings.dashboard_plain_http,
+        httponly=True,
+        samesite="lax",
+    )
+
+
+def set_session_cookie(response: Response, token: str, settings: Settings) -> None:
+    _cookie(response, SESSION_COOKIE, token, settings, settings.dashboard_session_hours * 3600)
+
+
+def clear_session_cookie(response: Response, settings: Settings) -> None:
+    response.delete_cookie(
+        SESSION_COOKIE,
+        path=COOKIE_PATH,
+        secure=not settings.dashboard_plain_http,
+        httponly=True,
+        samesite="lax",
+    )
+
+
+async def current_user(request: Request) -> SignedIn | None:
+    """The signed-in account of this browser, if any (looked up once per request)."""
+    if hasattr(request.state, "signed_in"):
+        found: SignedIn | None = request.state.signed_in
+        return found
+    token = request.cookies.get(SESSION_COOKIE, "")
+    found = None
+    if token:
+        state = request.app.state
+        async with state.database.read_sessions() as session:
+            found = await find_session(session, token=token, now=state.clock.now())
+    request.state.signed_in = found
+    return found
+
+
+async def require_user(request: Request) -> SignedIn:
+    user = await current_user(request)
+    if user is None:
+        raise SignInRequired()
+    return user
+
+
+def anonymous_csrf_token(request: Request) -> str:
+    """The double-submit token of a signed-out browser: its cookie's, or a new one that the page
+    must set (see ``remember_anonymous_token``)."""
+    token = request.cookies.get(CSRF_COOKIE, "")
+    if not token or len(token) > 128:
+        token = secrets.token_urlsafe(32)
+        request.state.new_csrf_cookie = token
+    return token
+
+
+def remember_anonymous_token(request: Request, response: Response) -> None:
+    token = getattr(request.state, "new_csrf_cookie", None)
+    if token:
+        _cookie(response, CSRF_COOKIE, token, request.app.state.settings, None)
+
+
+def _same_site(request: Request) -> None:
+    if request.headers.get("sec-fetch-site", "").lower() == "cross-site":
+        raise CsrfRefused()
+
+
+def _matches(sent: object, expected: str) -> bool:
+    return isinstance(sent, str) and bool(expected) and hmac.compare_digest(sent.encode(), expected.encode())
+
+
+async def signed_in_form(request: Request, user: Annotated[SignedIn, Depends(require_user)]) -> FormData:
+    """The form of a signed-in page, once its CSRF token has been checked."""
+    _same_site(request)
+    form = await request.form()
+    if not _matches(form.get(CSRF_FIELD), user.csrf_token):
+        raise CsrfRefused()
+    return form
+
+
+async def anonymous_form(request: Request) -> FormData:
+    """The sign-in or sign-up form, once its token has been checked against the CSRF cookie."""
+    _same_site(request)
+    form = await request.form()
+    if not _matches(form.get(CSRF_FIELD), request.cookies.get(CSRF_COOKIE, "")):
+        raise CsrfRefused()
+    return form
+
+
+User = Annotated[SignedIn, Depends(require_user)]
+UserForm = Annotated[FormData, Depends(signed_in_form)]
+AnonymousForm = Annotated[FormData, Depends(anonymous_form)]

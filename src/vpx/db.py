@@ -1,0 +1,237 @@
+"""The declarative base, one engine factory for SQLite and PostgreSQL, and the session dependencies.
+
+Requests get one session each; the dependency commits at the boundary, after the endpoint returns and
+before the response is sent, and rolls back on an error. Services only flush.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, Request
+from sqlalchemy import BigInteger, DateTime, Integer, MetaData, event
+from sqlalchemy.engine import Dialect, make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.orm import DeclarativeBase
+from sqlalchemy.pool import NullPool
+from sqlalchemy.types import TypeDecorator
+
+from vpx.config import Settings
+
+NAMING_CONVENTION = {
+    "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+# An auto-incrementing 64-bit key on PostgreSQL; SQLite only auto-increments INTEGER PRIMARY KEY.
+BigIntPK = BigInteger().with_variant(Integer(), "sqlite")
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+class WriterQueue:
+    """An asyncio lock that the task holding it may take again (a request's own short side
+    transactions, such as an idempotency claim, run in the task that holds the turn)."""
+
+    def __init__(self) -> None:
+        self._lock = asyncio.Lock()
+        self._owner: asyncio.Task[Any] | None = None
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        task = asyncio.current_task()
+        if task is not None and self._owner is task:
+            yield
+            return
+        async with self._lock:
+            self._owner = task
+            try:
+                yield
+            finally:
+                self._owner = None
+
+
+class Database:
+    """The engines and session factories of one database.
+
+    Writes run in transactions; on SQLite they take the database lock at BEGIN (``BEGIN IMMEDIATE``)
+    so that a transaction that reads and then writes never fails half-way with SQLITE_BUSY. On SQLite,
+    reads run in autocommit mode on an engine of their own (no BEGIN, COMMIT or reset hops through
+    the driver's thread on the hot paths; in WAL mode they never wait for writers). On PostgreSQL both
+    share one engine. Nothing may write through ``read_sessions``.
+    """
+
+    def __init__(self, settings: Settings, *, pool: bool = True) -> None:
+        self.settings = settings
+        self.url = settings.database_url
+        self.dialect = make_url(self.url).get_backend_name()
+        pool = pool and settings.pool_size > 0  # pool_size 0: a connection per session (NullPool)
+        if self.dialect == "sqlite":
+            _ensure_sqlite_dir(settings)
+            self.read_engine = _sqlite_engine(settings, immediate=None, pool=pool)
+            self.write_engine = _sqlite_engine(settings, immediate=True, pool=pool)
+        else:
+            # No pre-ping (a round trip per checkout); connections are recycled instead, and one
+            # broken by a server restart is discarded on its first error.
+            # Custom plans always: asyncpg prepares every statement, and a generic plan cannot tell a
+            # rare search word from a common one (it walked a million rows for a rare one).
+            kwargs: dict[str, Any] = {
+                "pool_recycle": 1800,
+                "connect_args": {"server_settings": {"plan_cache_mode": "force_custom_plan"}},
+            }
+            if pool:
+                kwargs.update(pool_size=settings.pool_size, max_overflow=settings.pool_size * 2)
+            else:
+                kwargs["poolclass"] = NullPool
+            # Reads keep transactions here: asyncpg's server-side cursors (session.stream) need one.
+            self.read_engine = self.write_engine = create_async_engine(self.url, **kwargs)
+        self._writers = WriterQueue() if self.dialect == "sqlite" else None
+        self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
+        self.write_sessions = async_sessionmaker(self.write_engine, expire_on_commit=False)
+
+    @property
+    def is_sqlite(self) -> bool:
+        return self.dialect == "sqlite"
+
+    def writer_turn(self) -> AbstractAsyncContextManager[None]:
+        """On SQLite, a place in this process's queue for the database's single writer (a no-op on
+        PostgreSQL). Writers that queue here take turns in order; left to SQLite's busy handler they
+        poll with growing sleeps, and under load a few wait over a second."""
+        return self._writers.turn() if self._writers is not None else nullcontext()
+
+    async def dispose(self) -> None:
+        await self.read_engine.dispose()
+        if self.write_engine is not self.read_engine:
+            await self.write_engine.dispose()
+
+
+def _ensure_sqlite_dir(settings: Settings) -> None:
+    path = settings.sqlite_path()
+    if path is not None:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+
+
+def _sqlite_engine(settings: Settings, *, immediate: bool | None, pool: bool) -> AsyncEngine:
+    """A SQLite engine whose transactions begin with BEGIN IMMEDIATE (writes) or, with
+    ``immediate=None``, one in autocommit mode (reads)."""
+    kwargs: dict[str, Any] = {}
+    if immediate is None:
+        # Autocommit: the driver runs each statement on its own; SQLAlchemy's commit and
+        # rollback become no-ops at the database.
+        kwargs.update(isolation_level="AUTOCOMMIT", pool_reset_on_return=None)
+    if not pool:
+        kwargs["poolclass"] = NullPool
+    elif settings.sqlite_path() is not None:
+        kwargs.update(pool_size=settings.pool_size, max_overflow=settings.pool_size)
+    engine = create_async_engine(settings.database_url, **kwargs)
+    busy_ms = settings.sqlite_busy_timeout_ms
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+        # Take transaction control from the driver so that BEGIN is ours (see do_begin).
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    if immediate is None:
+        return engine
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def insert_unless_exists(session: AsyncSession, model: type[Base]) -> Any:
+    """``INSERT … ON CONFLICT DO NOTHING`` for the session's database (add ``.returning(...)`` to
+    learn whether the row went in)."""
+    if session.get_bind().dialect.name == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+        return sqlite_insert(model).on_conflict_do_nothing()
+    from sqlalchemy.dialects.postgresql import insert as postgres_insert
+
+    return postgres_insert(model).on_conflict_do_nothing()
+
+
+def get_database(request: Request) -> Database:
+    database: Database = request.app.state.database
+    return database
+
+
+class KeepChanges:
+    """Mixin for errors whose request should still commit what it wrote (an audit entry, say)."""
+
+    keep_changes = True
+
+
+@asynccontextmanager
+async def request_transaction(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """A session that commits when the block succeeds (or fails with a ``keep_changes`` error) and
+    rolls back otherwise."""
+    async with sessions() as session:
+        try:
+            yield session
+        except BaseException as exc:
+            if getattr(exc, "keep_changes", False):
+                await session.commit()
+            else:
+                await session.rollback()
+            raise
+        else:
+            await session.commit()
+
+
+async def read_session(request: Request) -> AsyncIterator[AsyncSession]:
+    async with request_transaction(get_database(request).read_sessions) as session:
+        yield session
+
+
+async def write_session(request: Request) -> AsyncIterator[AsyncSession]:
+    database = get_database(request)
+    async with database.writer_turn(), request_transaction(database.write_sessions) as session:
+        yield session
+
+
+# scope="function": the commit happens before the response is sent, so a client that sees a
+# success can rely on it being durable.
+ReadSession = Annotated[AsyncSession, Depends(read_session, scope="function")]
+WriteSession = Annotated[AsyncSession, Depends(write_session, scope="function")]
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timestamp that is always timezone-aware UTC in Python, whatever the database.
+
+    SQLite keeps no zone; values are stored as naive UTC there, so text order is time order.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetime given to a UTC column")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

@@ -1,0 +1,1 @@
+"""The demo catalogue: seeded, realistic-looking contacts marked as demo data (origin ``demo``)."""

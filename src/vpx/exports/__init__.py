@@ -1,0 +1,1 @@
+"""CSV exports (D30): revealed contacts and signal queries, streamed in constant memory."""

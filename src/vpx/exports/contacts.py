@@ -1,0 +1,205 @@
+"""An account's revealed contacts, filtered like a search (D13, D30), read in keyset batches.
+
+Both the CSV export and the dashboard's list read through here. Batches are ordered by contact id
+and each is read in a short transaction of its own, so a slow download holds no transaction open
+and no more than one batch in memory.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+from sqlalchemy import ColumnElement, Select, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx.contacts.search import SearchBackend, SearchQuery
+from vpx.contacts.search.engine import BaseBackend
+from vpx.db import Database
+from vpx.exports.csvstream import cell, neutralised
+from vpx.fields import StateCode, Vertical
+from vpx.ids import parse_number_id
+from vpx.models import Contact, ContactSource, Reveal
+
+BATCH_SIZE = 1000
+
+COLUMNS = (
+    "id",
+    "business_name",
+    "phone",
+    "email",
+    "website",
+    "street",
+    "city",
+    "state",
+    "postal_code",
+    "country",
+    "industry",
+    "specialty",
+    "license_type",
+    "license_number",
+    "license_state",
+    "sources",
+    "revealed_at",
+    "credits_charged",
+)
+
+_SELECTED = (
+    Contact.id,
+    Contact.business_name,
+    Contact.phone,
+    Contact.email,
+    Contact.website,
+    Contact.street,
+    Contact.city,
+    Contact.state,
+    Contact.postal_code,
+    Contact.country,
+    Contact.industry,
+    Contact.specialty,
+    Contact.license_type,
+    Contact.license_number,
+    Contact.license_state,
+    Reveal.created_at.label("revealed_at"),
+    Reveal.credits_charged,
+)
+
+
+class RevealedFilters(BaseModel):
+    """The search filters of D13, applied to the contacts the account has revealed."""
+
+    # An unknown parameter (a typo such as `sate`) is a 422, never silently ignored.
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    q: str | None = Field(default=None, max_length=200, description="Business name, category or keyword.")
+    state: StateCode | None = None
+    city: str | None = Field(default=None, max_length=120)
+    industry: Vertical | None = None
+    specialty: str | None = Field(default=None, max_length=200, description="Words the specialty starts with.")
+    license_type: str | None = Field(default=None, max_length=120)
+
+    def search_query(self) -> SearchQuery:
+        return SearchQuery(
+            text=self.q or None,
+            state=self.state,
+            city=self.city or None,
+            industry=self.industry,
+            specialty=self.specialty or None,
+            license_type=self.license_type or None,
+        )
+
+
+@dataclass(frozen=True)
+class RevealedQuery:
+    """A planned filter: the plain filters and, when words were given, the full-text condition."""
+
+    account_id: str
+    search: SearchQuery
+    matched: ColumnElement[bool] | None
+
+    def statement(self) -> Select[*tuple[Any, ...]]:
+        statement: Select[*tuple[Any, ...]] = (
+            select(*_SELECTED)
+            .join(Contact, Contact.id == Reveal.contact_id)
+            .where(Reveal.account_id == self.account_id)
+        )
+        statement = BaseBackend.filtered(statement, self.search)
+        if self.matched is not None:
+            statement = statement.where(self.matched)
+        return statement
+
+
+async def plan_revealed_query(
+    session: AsyncSession, *, account_id: str, filters: RevealedFilters, search: SearchBackend
+) -> RevealedQuery:
+    """Plans the words once (typo corrections need the vocabulary) with the search engine's own rules."""
+    query = filters.search_query()
+    return RevealedQuery(account_id=account_id, search=query, matched=await _text_condition(session, search, query))
+
+
+async def _text_condition(session: AsyncSession, search: SearchBackend, query: SearchQuery) -> Any:
+    """The contacts the words match, as the search engine plans and matches them; None without words."""
+    return await search.matching_condition(session, query)
+
+
+async def revealed_page(
+    session: AsyncSession, query: RevealedQuery, *, after: int, limit: int
+) -> tuple[list[Any], dict[int, list[str]]]:
+    """Up to ``limit`` revealed contacts with ids above ``after``, in id order, and their sources."""
+    rows = list(
+        (
+            await session.execute(
+                query.statement().where(Reveal.contact_id > after).order_by(Reveal.contact_id).limit(limit)
+            )
+        ).all()
+    )
+    return rows, await _sources(session, [row.id for row in rows])
+
+
+async def _sources(session: AsyncSession, contact_ids: Sequence[int]) -> dict[int, list[str]]:
+    found: dict[int, list[str]] = defaultdict(list)
+    if not contact_ids:
+        return found
+    result = await session.execute(
+        select(ContactSource.contact_id, ContactSource.registry_name, ContactSource.record_id)
+        .where(ContactSource.contact_id.in_(contact_ids))
+        .order_by(ContactSource.contact_id, ContactSource.id)
+    )
+    for contact_id, registry, record_id in result:
+        found[contact_id].append(f"{registry}:{record_id}")
+    return found
+
+
+def csv_row(row: Any, sources: list[str]) -> list[str]:
+    free_text = (neutralised(cell(v)) for v in (row.business_name, row.email, row.website, row.street, row.city))
+    name, email, website, street, city = free_text
+    return [
+        f"ct_{row.id}",
+        name,
+        cell(row.phone),
+        email,
+        website,
+        street,
+        city,
+        cell(row.state),
+        neutralised(cell(row.postal_code)),
+        cell(row.country),
+        cell(row.industry),
+        neutralised(cell(row.specialty)),
+        neutralised(cell(row.license_type)),
+        neutralised(cell(row.license_number)),
+        cell(row.license_state),
+        neutralised("; ".join(sources)),
+        cell(row.revealed_at),
+        cell(row.credits_charged),
+    ]
+
+
+async def revealed_csv_batches(
+    database: Database, query: RevealedQuery, *, batch_size: int | None = None
+) -> AsyncIterator[list[list[str]]]:
+    """CSV rows of every matching revealed contact, one batch (and one short read) at a time."""
+    batch_size = batch_size or BATCH_SIZE
+    after = 0
+    while True:
+        async with database.read_sessions() as session:
+            rows, sources = await revealed_page(session, query, after=after, limit=batch_size)
+        if rows:
+            yield [csv_row(row, sources.get(row.id, [])) for row in rows]
+        if len(rows) < batch_size:
+            return
+        after = rows[-1].id
+
+
+async def revealed_among(session: AsyncSession, *, account_id: str, contact_ids: Sequence[str]) -> set[str]:
+    """Which of these public contact ids the account has revealed."""
+    numbers = [n for n in (parse_number_id("ct", c) for c in contact_ids) if n is not None]
+    if not numbers:
+        return set()
+    found = await session.scalars(
+        select(Reveal.contact_id).where(Reveal.account_id == account_id, Reveal.contact_id.in_(numbers))
+    )
+    return {f"ct_{n}" for n in found}

@@ -1,0 +1,107 @@
+"""signals.csv (D30): the signals a D22 query returns, all pages of it, as CSV.
+
+The signal tables arrive with the signals work. Until then ``fetch_signal_page`` answers every
+query with no signals, so the export is a valid CSV with its header row only. Plugging the real
+query in is one function: return one page of the D22 query (newest first) as signal objects (D19)
+and the cursor of the next page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx.db import Database
+from vpx.exports.csvstream import neutralised
+from vpx.fields import StateCode, Vertical
+
+PAGE_SIZE = 100
+
+Category = Literal["switching_intent", "bant_qualified", "funding_ma", "topic_surge", "permit_filed", "tech_install"]
+IntentLevel = Literal["hot", "warm", "cold"]
+SourceStatus = Literal["available", "fcra_blocked"]
+
+# D19's signal object, flattened: the contact preview's fields get a contact_ prefix.
+COLUMNS = (
+    "id",
+    "category",
+    "industry",
+    "intent_level",
+    "source_status",
+    "confidence",
+    "topic",
+    "state",
+    "city",
+    "observed_at",
+    "created_at",
+    "summary",
+    "reveal_cost",
+    "contact_id",
+    "contact_business_name",
+    "contact_city",
+    "contact_state",
+    "contact_industry",
+)
+_FREE_TEXT = {"topic", "city", "summary", "contact_business_name", "contact_city"}
+
+
+RFC_3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def _timestamp(value: object) -> object:
+    # Exactly RFC 3339 (the document's date-time): no bare dates, no epoch numbers, a zone always.
+    if not isinstance(value, str) or not RFC_3339.match(value):
+        raise ValueError("must be an RFC 3339 timestamp with a zone, e.g. 2026-11-01T00:00:00Z")
+    return datetime.fromisoformat(value.replace("z", "Z").replace("t", "T"))
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_timestamp)]
+
+
+class SignalFilters(BaseModel):
+    """D22's filters, less the paging (an export has every page)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    category: Category | None = None
+    industry: Vertical | None = None
+    intent_level: IntentLevel | None = None
+    state: StateCode | None = None
+    source_status: SourceStatus | None = None
+    since: Timestamp | None = Field(default=None, description="Only signals created after this time (RFC 3339).")
+
+
+async def fetch_signal_page(
+    session: AsyncSession, *, filters: SignalFilters, limit: int, cursor: str | None
+) -> tuple[list[dict[str, Any]], str | None]:
+    """One page of the D22 query as JSON-ready signal objects, and the next page's cursor (None at
+    the end). No signals exist yet; see the module docstring."""
+    return [], None
+
+
+def csv_row(signal: dict[str, Any]) -> list[str]:
+    contact = signal.get("contact") or {}
+    flat = {**signal, **{f"contact_{k}": v for k, v in contact.items()}}
+    row = []
+    for name in COLUMNS:
+        value = flat.get(name)
+        text = "" if value is None else str(value)
+        row.append(neutralised(text) if name in _FREE_TEXT else text)
+    return row
+
+
+async def signal_csv_batches(database: Database, filters: SignalFilters) -> AsyncIterator[list[list[str]]]:
+    """Every page of the query, one short read at a time."""
+    cursor: str | None = None
+    while True:
+        async with database.read_sessions() as session:
+            signals, cursor = await fetch_signal_page(session, filters=filters, limit=PAGE_SIZE, cursor=cursor)
+        if signals:
+            yield [csv_row(signal) for signal in signals]
+        if cursor is None:
+            return

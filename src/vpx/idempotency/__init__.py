@@ -1,0 +1,1 @@
+"""Idempotency keys for POST requests that spend or create (D12)."""

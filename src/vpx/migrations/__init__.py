@@ -1,0 +1,36 @@
+"""Alembic migrations, shipped inside the package so `vpx db upgrade` works from any install."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config
+
+from vpx.config import Settings
+
+HERE = Path(__file__).resolve().parent
+
+
+def alembic_config(settings: Settings) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(HERE))
+    config.set_main_option("path_separator", "os")
+    config.set_main_option("version_locations", str(HERE / "versions"))
+    config.attributes["database_url"] = settings.database_url
+    return config
+
+
+def upgrade(settings: Settings, revision: str = "heads") -> None:
+    """Bring the database to the newest schema (every branch head)."""
+    if settings.is_sqlite:
+        path = settings.sqlite_path()
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+    command.upgrade(alembic_config(settings), revision)
+
+
+def current_heads(settings: Settings) -> tuple[str, ...]:
+    from alembic.script import ScriptDirectory
+
+    return tuple(ScriptDirectory.from_config(alembic_config(settings)).get_heads())

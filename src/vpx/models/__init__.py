@@ -1,0 +1,37 @@
+"""Every table, one module per table family. Importing this package registers them all on Base."""
+
+from vpx.models.accounts import Account, ApiKey
+from vpx.models.batches import BatchReveal, BatchRevealItem
+from vpx.models.contacts import Contact, ContactSource, Reveal
+from vpx.models.credits import LedgerEntry
+from vpx.models.dashboard import AccountLogin, DashboardSession
+from vpx.models.idempotency import IdempotencyRecord
+from vpx.models.registries import Company, CompanyTicker, DecisionMaker, RegistryRecord, TaxonomyCode
+from vpx.models.search import SearchTerm
+from vpx.models.suppression import Suppression, SuppressionHit
+from vpx.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+
+__all__ = [
+    "Account",
+    "AccountLogin",
+    "ApiKey",
+    "BatchReveal",
+    "BatchRevealItem",
+    "Company",
+    "CompanyTicker",
+    "Contact",
+    "ContactSource",
+    "DashboardSession",
+    "DecisionMaker",
+    "IdempotencyRecord",
+    "LedgerEntry",
+    "RegistryRecord",
+    "Reveal",
+    "SearchTerm",
+    "Suppression",
+    "SuppressionHit",
+    "TaxonomyCode",
+    "WebhookAttempt",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+]

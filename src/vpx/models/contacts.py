@@ -1,0 +1,83 @@
+"""The contact catalogue, where each contact came from, and who revealed what."""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+from decimal import Decimal
+
+from sqlalchemy import Date, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy.orm import Mapped, mapped_column
+
+from vpx.db import Base, BigIntPK, UtcDateTime
+from vpx.money import CreditsType
+
+
+class Contact(Base):
+    __tablename__ = "contacts"
+    __table_args__ = (
+        Index(None, "state", "city_key"),
+        Index(None, "industry", "state"),
+        Index(None, "phone"),
+        Index(None, "name_key", "state", "city_key"),
+        Index(None, "specialty_key"),
+        Index(None, "license_type_key"),
+    )
+
+    id: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
+    business_name: Mapped[str] = mapped_column(String(300))
+    # Normalised for matching: lower case, no punctuation, no legal suffix.
+    name_key: Mapped[str] = mapped_column(String(300))
+    street: Mapped[str | None] = mapped_column(String(300))
+    city: Mapped[str] = mapped_column(String(120))
+    city_key: Mapped[str] = mapped_column(String(120))
+    state: Mapped[str] = mapped_column(String(2))
+    postal_code: Mapped[str | None] = mapped_column(String(10))
+    country: Mapped[str] = mapped_column(String(2), default="US")
+    phone: Mapped[str | None] = mapped_column(String(20))
+    email: Mapped[str | None] = mapped_column(String(320))
+    website: Mapped[str | None] = mapped_column(String(300))
+    industry: Mapped[str] = mapped_column(String(40))
+    specialty: Mapped[str | None] = mapped_column(String(200))
+    specialty_key: Mapped[str | None] = mapped_column(String(200))
+    license_type: Mapped[str | None] = mapped_column(String(120))
+    license_type_key: Mapped[str | None] = mapped_column(String(120))
+    license_number: Mapped[str | None] = mapped_column(String(64))
+    license_state: Mapped[str | None] = mapped_column(String(2))
+    # active, or deactivated (kept for history, out of search and reveal).
+    status: Mapped[str] = mapped_column(String(16), default="active")
+    # registry, demo or contributed: where the record as a whole comes from.
+    origin: Mapped[str] = mapped_column(String(16), default="registry")
+    # D9: the highest intent level among the contact's available signals; sets the reveal price.
+    intent_level: Mapped[str | None] = mapped_column(String(8))
+    publisher_account_id: Mapped[str | None] = mapped_column(ForeignKey("accounts.id", ondelete="SET NULL"), index=True)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    updated_at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+class ContactSource(Base):
+    """Provenance: one row per registry record merged into a contact."""
+
+    __tablename__ = "contact_sources"
+    __table_args__ = (UniqueConstraint("registry", "record_id"),)
+
+    id: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
+    contact_id: Mapped[int] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"), index=True)
+    registry_name: Mapped[str] = mapped_column("registry", String(32))
+    record_id: Mapped[str] = mapped_column(String(64))
+    file_date: Mapped[date | None] = mapped_column(Date)
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+class Reveal(Base):
+    """An account's unlocked contact; the unique pair is what makes a second reveal free (D10)."""
+
+    __tablename__ = "reveals"
+    __table_args__ = (UniqueConstraint("account_id", "contact_id"), Index(None, "contact_id"))
+
+    id: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    contact_id: Mapped[int] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
+    credits_charged: Mapped[Decimal] = mapped_column(CreditsType())
+    # How it was bought: reveal, batch, purchase (of a signal), auto_buy.
+    channel: Mapped[str] = mapped_column(String(16), default="reveal")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())

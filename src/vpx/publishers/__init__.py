@@ -1,0 +1,1 @@
+"""Publishers (D17): contributed contacts, their validation and deduplication, and revenue share."""

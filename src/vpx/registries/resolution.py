@@ -1,0 +1,170 @@
+"""Entity resolution, the search part: candidates for a batch of new records, then a decision each.
+
+Candidates come from indexed blocks only, never from a scan: contacts with the same phone, and
+contacts in the same state and city whose name starts with the same word (``ix_contacts_block``, an
+expression index on state, city and that word). Records earlier in the same batch are candidates too, so
+a business listed twice in one file becomes one contact. rapidfuzz only runs within a block.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx.contacts.normalise import block_token, street_key
+from vpx.registries.matching import MatchKeys, best_match, match_name
+
+QUERY_CHUNK = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a new record goes: an existing contact, a contact created earlier in the batch
+    (``pending``, its index), or a new contact of its own (both None)."""
+
+    contact_id: int | None = None
+    pending: int | None = None
+    rule: str | None = None
+
+
+def keys_of(row: dict[str, Any]) -> MatchKeys:
+    return MatchKeys(
+        name_key=match_name(row["name_key"]),
+        state=row["state"],
+        city_key=row["city_key"],
+        street_key=street_key(row.get("street")),
+        phone=row.get("phone"),
+        block=block_token(row["name_key"]),
+    )
+
+
+def _block(keys: MatchKeys) -> tuple[str, str, str]:
+    return keys.state, keys.city_key, keys.block
+
+
+def block_expression(*, sqlite: bool, table: str = "") -> str:
+    """SQL for block_token(name_key); the same expression as the ix_contacts_block index."""
+    column = f"{table}name_key"
+    rest = f"(CASE WHEN substr({column}, 1, 4) = 'the ' THEN substr({column}, 5) ELSE {column} END)"
+    if sqlite:
+        return f"substr({rest}, 1, instr({rest} || ' ', ' ') - 1)"
+    return f"split_part({rest}, ' ', 1)"
+
+
+COLUMNS = "c.id, c.name_key, c.state, c.city_key, c.street, c.phone"
+PHONE_AMONG = "c.phone = ANY(CAST(:phones AS text[]))"
+
+
+async def _candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int, MatchKeys]:
+    found: dict[int, MatchKeys] = {}
+
+    def take(rows: Any) -> None:
+        for row in rows:
+            found[row[0]] = MatchKeys(
+                match_name(row[1]), row[2], row[3], street_key(row[4]), row[5], block_token(row[1])
+            )
+
+    postgres = session.get_bind().dialect.name == "postgresql"
+    phones = sorted({k.phone for k in keys if k.phone})
+    blocks = sorted({_block(k) for k in keys if k.block})
+    if postgres:
+        # Arrays, not IN lists: one parameter each, whatever the batch size.
+        take(
+            await session.execute(
+                text(f"SELECT {COLUMNS} FROM contacts c WHERE {PHONE_AMONG} AND c.status = 'active'"),
+                {"phones": phones},
+            )
+        )
+        take(
+            await session.execute(
+                text(
+                    f"SELECT {COLUMNS} FROM unnest(CAST(:states AS text[]), CAST(:cities AS text[]), "
+                    "CAST(:tokens AS text[])) AS b(state, city_key, token) JOIN contacts c "
+                    "ON c.state = b.state AND c.city_key = b.city_key "
+                    f"AND {block_expression(sqlite=False, table='c.')} = b.token "
+                    "WHERE c.status = 'active'"
+                ),
+                {"states": [b[0] for b in blocks], "cities": [b[1] for b in blocks], "tokens": [b[2] for b in blocks]},
+            )
+        )
+        return found
+    # SQLite: plain driver SQL with "?" parameters. Statements whose parameter count changes with the
+    # batch would each stay in SQLAlchemy's compiled cache, megabytes apiece.
+    connection = await session.connection()
+    for start in range(0, len(phones), QUERY_CHUNK):
+        chunk = phones[start : start + QUERY_CHUNK]
+        marks = ", ".join("?" for _ in chunk)
+        take(
+            await connection.exec_driver_sql(
+                f"SELECT {COLUMNS} FROM contacts c WHERE c.phone IN ({marks}) AND c.status = 'active'", tuple(chunk)
+            )
+        )
+    expression = block_expression(sqlite=True, table="c.")
+    for start in range(0, len(blocks), QUERY_CHUNK):
+        block_chunk = blocks[start : start + QUERY_CHUNK]
+        rows_sql = ", ".join("(?, ?, ?)" for _ in block_chunk)
+        take(
+            await connection.exec_driver_sql(
+                f"WITH b(state, city_key, token) AS (VALUES {rows_sql}) SELECT {COLUMNS} FROM b JOIN contacts c "
+                f"ON c.state = b.state AND c.city_key = b.city_key AND {expression} = b.token "
+                "WHERE c.status = 'active'",
+                tuple(value for block in block_chunk for value in block),
+            )
+        )
+    return found
+
+
+async def resolve(
+    session: AsyncSession,
+    rows: list[dict[str, Any]],
+    *,
+    keys: list[MatchKeys | None] | None = None,
+    kinds: list[str],
+    threshold: float,
+) -> list[Target]:
+    """A target for each new contact row, in order (``keys``: their matching keys, when computed
+    already). People — individual providers — are not businesses that another listing could
+    describe: they never merge and are not looked up (each NPI is someone else, even with the same
+    name; a doctor and a contractor of one name in one city are two contacts)."""
+    given = keys or [None] * len(rows)
+    all_keys = [k if k is not None else keys_of(row) for k, row in zip(given, rows, strict=True)]
+    businesses = [k for k, kind in zip(all_keys, kinds, strict=True) if kind != "person"]
+    found = await _candidates(session, businesses) if businesses else {}
+    by_phone: dict[str, list[int]] = defaultdict(list)
+    by_block: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for contact_id, other in found.items():
+        if other.phone:
+            by_phone[other.phone].append(contact_id)
+        by_block[_block(other)].append(contact_id)
+
+    targets: list[Target] = []
+    local_phone: dict[str, list[int]] = defaultdict(list)
+    local_block: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    for index, record_keys in enumerate(all_keys):
+        if kinds[index] == "person":
+            targets.append(Target())
+            continue
+        block = _block(record_keys)
+        ids = set(by_block.get(block, ()))
+        if record_keys.phone:
+            ids.update(by_phone.get(record_keys.phone, ()))
+        choice = best_match(record_keys, [(i, found[i]) for i in sorted(ids)], threshold=threshold)
+        if choice is not None:
+            targets.append(Target(contact_id=choice[0], rule=choice[1]))
+            continue
+        local = set(local_block.get(block, ()))
+        if record_keys.phone:
+            local.update(local_phone.get(record_keys.phone, ()))
+        local_choice = best_match(record_keys, [(j, all_keys[j]) for j in sorted(local)], threshold=threshold)
+        if local_choice is not None:
+            targets.append(Target(pending=local_choice[0], rule=local_choice[1]))
+            continue
+        targets.append(Target())
+        local_block[block].append(index)
+        if record_keys.phone:
+            local_phone[record_keys.phone].append(index)
+    return targets

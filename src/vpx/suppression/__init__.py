@@ -1,0 +1,1 @@
+"""The suppression list checked before every reveal (D15)."""

@@ -1,0 +1,84 @@
+"""Finding a contact on the suppression list, recording refused reveals, adding entries."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+
+from sqlalchemy import and_, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx.contacts.normalise import email_key, phone_e164
+from vpx.errors import InvalidParameters
+from vpx.ids import parse_number_id, public_number_id
+from vpx.models import Contact, Suppression, SuppressionHit
+
+
+class SuppressionKind(StrEnum):
+    contact = "contact"
+    phone = "phone"
+    email = "email"
+
+
+class SuppressionReason(StrEnum):
+    fcra = "fcra"
+    opt_out = "opt_out"
+    do_not_contact = "do_not_contact"
+
+
+async def find_suppression(session: AsyncSession, contact: Contact) -> Suppression | None:
+    """The first suppression entry that covers the contact, by its id, phone or email."""
+    conditions = [and_(Suppression.kind == "contact", Suppression.value == public_number_id("ct", contact.id))]
+    if contact.phone:
+        conditions.append(and_(Suppression.kind == "phone", Suppression.value == contact.phone))
+    if contact.email:
+        conditions.append(and_(Suppression.kind == "email", Suppression.value == contact.email.lower()))
+    return await session.scalar(select(Suppression).where(or_(*conditions)).order_by(Suppression.id).limit(1))
+
+
+async def record_hit(
+    session: AsyncSession, *, account_id: str, contact_id: int, suppression_id: int, now: datetime
+) -> None:
+    session.add(
+        SuppressionHit(account_id=account_id, contact_id=contact_id, suppression_id=suppression_id, created_at=now)
+    )
+    await session.flush()
+
+
+def normalise_value(kind: SuppressionKind, value: str) -> str:
+    """The stored form of a suppression value; raises InvalidParameters when it is not one."""
+    if kind is SuppressionKind.contact:
+        if parse_number_id("ct", value.strip()) is None:
+            raise InvalidParameters.field("contact", f"{value!r} is not a contact id (ct_…)")
+        return value.strip()
+    if kind is SuppressionKind.phone:
+        phone = phone_e164(value)
+        if phone is None:
+            raise InvalidParameters.field("phone", f"{value!r} is not a valid phone number")
+        return phone
+    email = email_key(value)
+    if email is None:
+        raise InvalidParameters.field("email", f"{value!r} is not an email address")
+    return email
+
+
+async def add_suppression(
+    session: AsyncSession,
+    *,
+    kind: SuppressionKind,
+    value: str,
+    reason: SuppressionReason,
+    note: str,
+    now: datetime,
+) -> tuple[Suppression, bool]:
+    """Adds an entry; adding one that exists returns it unchanged (and False)."""
+    stored = normalise_value(kind, value)
+    existing = await session.scalar(
+        select(Suppression).where(Suppression.kind == kind.value, Suppression.value == stored)
+    )
+    if existing is not None:
+        return existing, False
+    entry = Suppression(kind=kind.value, value=stored, reason=reason.value, note=note, created_at=now)
+    session.add(entry)
+    await session.flush()
+    return entry, True

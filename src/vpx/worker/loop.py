@@ -1,0 +1,202 @@
+"""The worker's loop: a few lanes that each deliver due webhooks, one that runs batch reveals, and on
+PostgreSQL a LISTEN connection that wakes them the moment an event commits anywhere.
+
+It runs inside the server on the embedded default (started from the app's lifespan) and as
+``vpx worker`` processes in production; any number may run at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+from collections.abc import Awaitable, Callable
+from datetime import timedelta
+
+import asyncpg
+from sqlalchemy.engine import make_url
+
+from vpx.batches import service as batch_service
+from vpx.clock import Clock
+from vpx.config import Settings
+from vpx.db import Database
+from vpx.webhooks.addresses import Resolver, system_resolver
+from vpx.webhooks.outbox import NOTIFY_CHANNEL
+from vpx.webhooks.sender import WebhookSender
+from vpx.worker import wakeup
+from vpx.worker.deliveries import ClaimedDelivery, claim_deliveries, send_claimed
+
+log = logging.getLogger("vpx.worker")
+
+LISTEN_RETRY_SECONDS = 5.0
+
+
+def default_worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{os.urandom(3).hex()}"
+
+
+class Worker:
+    """One worker process's loops: a dispatcher that claims due deliveries while it has room for
+    them in flight (``max_in_flight``), sending each claimed batch in a task of its own; a loop that
+    runs batch reveals; and, on PostgreSQL, the LISTEN connection. One claimer per process keeps a
+    notification from setting off a herd of claims."""
+
+    def __init__(
+        self,
+        database: Database,
+        settings: Settings,
+        *,
+        clock: Clock | None = None,
+        resolver: Resolver = system_resolver,
+        worker_id: str | None = None,
+        max_in_flight: int = 200,
+    ) -> None:
+        self.database = database
+        self.settings = settings
+        self.clock = clock or Clock()
+        self.resolver = resolver
+        self.worker_id = worker_id or default_worker_id()
+        self.max_in_flight = max_in_flight
+        self.in_flight = 0
+        self.stopping = asyncio.Event()
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    async def run(self) -> None:
+        """Runs until ``stop()``; deliveries in flight finish (leases cover anything cut short)."""
+        sender = WebhookSender()
+        try:
+            tasks = [
+                asyncio.create_task(self._dispatch(sender)),
+                asyncio.create_task(self._loop("batches", self._batches)),
+            ]
+            if not self.database.is_sqlite:
+                tasks.append(asyncio.create_task(self._listen()))
+            log.info("worker started", extra={"worker_id": self.worker_id, "max_in_flight": self.max_in_flight})
+            try:
+                await self.stopping.wait()
+            finally:
+                self.stopping.set()
+                wakeup.wake()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                log.info("worker stopped", extra={"worker_id": self.worker_id})
+        finally:
+            await sender.close()
+
+    async def _dispatch(self, sender: WebhookSender) -> None:
+        woken = wakeup.register()
+        sending: set[asyncio.Task[None]] = set()
+        lease = timedelta(seconds=self.settings.worker_lease_seconds)
+        try:
+            while not self.stopping.is_set():
+                woken.clear()
+                room = min(self.settings.worker_batch_size, self.max_in_flight - self.in_flight)
+                claimed = []
+                if room > 0:
+                    try:
+                        claimed = await claim_deliveries(
+                            self.database, worker_id=self.worker_id, now=self.clock.now(), limit=room, lease=lease
+                        )
+                    except Exception:
+                        log.exception("claiming deliveries failed", extra={"worker_id": self.worker_id})
+                if claimed:
+                    self.in_flight += len(claimed)
+                    task = asyncio.create_task(self._send(sender, claimed, woken))
+                    sending.add(task)
+                    task.add_done_callback(sending.discard)
+                    continue  # more may be due: claim again while there is room
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(woken.wait(), timeout=self.settings.worker_poll_seconds)
+            if sending:
+                await asyncio.gather(*sending, return_exceptions=True)
+        finally:
+            wakeup.unregister(woken)
+
+    async def _send(self, sender: WebhookSender, claimed: list[ClaimedDelivery], woken: asyncio.Event) -> None:
+        try:
+            await send_claimed(
+                self.database,
+                claimed,
+                sender=sender,
+                settings=self.settings,
+                clock=self.clock,
+                resolver=self.resolver,
+                worker_id=self.worker_id,
+            )
+        except Exception:
+            log.exception("recording deliveries failed", extra={"worker_id": self.worker_id})
+        finally:
+            self.in_flight -= len(claimed)
+            woken.set()  # room again: the dispatcher may claim more
+
+    async def _batches(self) -> int:
+        return await batch_service.run_due_batch(
+            self.database, settings=self.settings, clock=self.clock, resolver=self.resolver
+        )
+
+    async def _loop(self, name: str, one_round: Callable[[], Awaitable[int]]) -> None:
+        woken = wakeup.register()
+        try:
+            while not self.stopping.is_set():
+                woken.clear()
+                try:
+                    done = await one_round()
+                except Exception:
+                    log.exception("worker round failed", extra={"loop": name, "worker_id": self.worker_id})
+                    done = 0
+                if done:
+                    continue
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(woken.wait(), timeout=self.settings.worker_poll_seconds)
+        finally:
+            wakeup.unregister(woken)
+
+    async def _listen(self) -> None:
+        """Keeps a LISTEN connection open; its notifications wake this process's lanes."""
+        url = make_url(self.database.url).set(drivername="postgresql")
+        dsn = url.render_as_string(hide_password=False)
+        while not self.stopping.is_set():
+            connection: asyncpg.Connection | None = None
+            try:
+                connection = await asyncpg.connect(dsn)
+                closed = asyncio.Event()
+                connection.add_termination_listener(lambda _c, lost=closed: lost.set())
+                await connection.add_listener(NOTIFY_CHANNEL, lambda *_args: wakeup.wake())
+                stop = asyncio.create_task(self.stopping.wait())
+                lost = asyncio.create_task(closed.wait())
+                await asyncio.wait({stop, lost}, return_when=asyncio.FIRST_COMPLETED)
+                stop.cancel()
+                lost.cancel()
+            except (OSError, asyncpg.PostgresError) as exc:
+                log.warning("LISTEN connection failed; polling meanwhile", extra={"error": str(exc)})
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), timeout=LISTEN_RETRY_SECONDS)
+            finally:
+                if connection is not None and not connection.is_closed():
+                    with contextlib.suppress(Exception):
+                        await connection.close(timeout=2)
+
+
+class InProcessWorker:
+    """The worker inside a server process, started and stopped by the app's lifespan."""
+
+    def __init__(self, worker: Worker) -> None:
+        self.worker = worker
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        self.task = asyncio.create_task(self.worker.run())
+
+    async def stop(self, grace_seconds: float) -> None:
+        if self.task is None:
+            return
+        self.worker.stop()
+        try:
+            await asyncio.wait_for(self.task, timeout=grace_seconds)
+        except TimeoutError:
+            log.warning("worker did not stop in time; its leases will return its claims")
+        except Exception:
+            log.exception("worker ended with an error")

@@ -1,0 +1,107 @@
+"""D4, table-driven: every endpoint × every key type → the expected status.
+
+Every /api/v1 route must appear in ENDPOINTS; a new route without an entry fails
+``test_every_route_is_in_the_matrix``. Each entry gives the capability the route needs and a request
+that gets past authentication (bodies need not be valid: permission is checked before the body).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+from fastapi import FastAPI
+
+from tests.factories import Factory
+
+READ, BUY, MANAGE = "read", "buy", "manage"
+ALLOWED = {READ: {"ro", "live", "full"}, BUY: {"live", "full"}, MANAGE: {"full"}}
+
+# (method, path template) -> (capability, concrete path, JSON body or None)
+ENDPOINTS: dict[tuple[str, str], tuple[str, str, Any]] = {
+    ("GET", "/api/v1/contacts/search"): (READ, "/api/v1/contacts/search", None),
+    ("POST", "/api/v1/contacts/search"): (READ, "/api/v1/contacts/search", {}),
+    ("GET", "/api/v1/contacts/{contact_id}"): (READ, "/api/v1/contacts/{contact}", None),
+    ("POST", "/api/v1/contacts/reveal"): (BUY, "/api/v1/contacts/reveal", {"contact_id": "{contact}"}),
+    ("POST", "/api/v1/contacts/{contact_id}/reveal"): (BUY, "/api/v1/contacts/{contact}/reveal", None),
+    ("GET", "/api/v1/contacts/{contact_id}/decision-makers"): (BUY, "/api/v1/contacts/{contact}/decision-makers", None),
+    ("GET", "/api/v1/account"): (READ, "/api/v1/account", None),
+    ("GET", "/api/v1/account/ledger"): (READ, "/api/v1/account/ledger", None),
+    # Issue 5: batch reveal and contributions (Standard or Full), publisher views (see docs/webhooks.md),
+    # webhook management (Full Access, D29).
+    ("POST", "/api/v1/contacts/batch-reveal"): (BUY, "/api/v1/contacts/batch-reveal", {"contact_ids": ["{contact}"]}),
+    ("GET", "/api/v1/contacts/batch-reveal/{batch_id}"): (BUY, "/api/v1/contacts/batch-reveal/brv_unknown", None),
+    ("POST", "/api/v1/contacts/contribute"): (BUY, "/api/v1/contacts/contribute", {"contacts": [{}]}),
+    ("GET", "/api/v1/publisher/contributions"): (BUY, "/api/v1/publisher/contributions", None),
+    ("GET", "/api/v1/publisher/earnings"): (BUY, "/api/v1/publisher/earnings", None),
+    ("GET", "/api/v1/webhooks"): (MANAGE, "/api/v1/webhooks", None),
+    ("POST", "/api/v1/webhooks"): (MANAGE, "/api/v1/webhooks", {"url": "https://example.invalid/", "events": []}),
+    ("GET", "/api/v1/webhooks/{webhook_id}"): (MANAGE, "/api/v1/webhooks/wh_unknown", None),
+    ("PATCH", "/api/v1/webhooks/{webhook_id}"): (MANAGE, "/api/v1/webhooks/wh_unknown", {"description": "x"}),
+    ("DELETE", "/api/v1/webhooks/{webhook_id}"): (MANAGE, "/api/v1/webhooks/wh_unknown", None),
+    ("GET", "/api/v1/webhooks/{webhook_id}/deliveries"): (MANAGE, "/api/v1/webhooks/wh_unknown/deliveries", None),
+    ("POST", "/api/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver"): (
+        MANAGE,
+        "/api/v1/webhooks/wh_unknown/deliveries/dlv_1/redeliver",
+        None,
+    ),
+    ("POST", "/api/v1/webhooks/{webhook_id}/test"): (MANAGE, "/api/v1/webhooks/wh_unknown/test", None),
+    ("POST", "/api/v1/webhooks/{webhook_id}/rotate-secret"): (MANAGE, "/api/v1/webhooks/wh_unknown/rotate-secret", {}),
+    ("GET", "/api/v1/keys"): (MANAGE, "/api/v1/keys", None),
+    ("POST", "/api/v1/keys"): (MANAGE, "/api/v1/keys", {"type": "ro", "name": "matrix"}),
+    ("GET", "/api/v1/keys/{key_id}"): (MANAGE, "/api/v1/keys/key_unknown", None),
+    ("PATCH", "/api/v1/keys/{key_id}"): (MANAGE, "/api/v1/keys/key_unknown", {"name": "x"}),
+    ("DELETE", "/api/v1/keys/{key_id}"): (MANAGE, "/api/v1/keys/key_unknown", None),
+    ("GET", "/api/v1/exports/contacts.csv"): (BUY, "/api/v1/exports/contacts.csv", None),
+    ("GET", "/api/v1/exports/signals.csv"): (BUY, "/api/v1/exports/signals.csv", None),
+}
+
+
+def _fill(value: Any, contact: str) -> Any:
+    if isinstance(value, str):
+        return value.replace("{contact}", contact)
+    if isinstance(value, dict):
+        return {k: _fill(v, contact) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_fill(v, contact) for v in value]
+    return value
+
+
+def test_every_route_is_in_the_matrix() -> None:
+    from vpx.app import create_app
+    from vpx.config import Settings
+
+    app: FastAPI = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:"))
+    routes = {
+        (method.upper(), path)
+        for path, operations in app.openapi()["paths"].items()
+        if path.startswith("/api/v1/") and not path.startswith("/api/v1/admin")
+        for method in operations
+    }
+    assert routes - set(ENDPOINTS) == set(), "routes missing from the permission matrix"
+    assert set(ENDPOINTS) - routes == set(), "matrix entries for routes that do not exist"
+
+
+@pytest.mark.parametrize("key_type", ["ro", "live", "full"])
+@pytest.mark.parametrize("endpoint", sorted(ENDPOINTS), ids=lambda e: f"{e[0]} {e[1]}")
+async def test_permission_matrix(
+    client: httpx.AsyncClient, factory: Factory, endpoint: tuple[str, str], key_type: str
+) -> None:
+    capability, path, body = ENDPOINTS[endpoint]
+    account = await factory.account(credits=10)
+    contact = await factory.contact()
+    method = endpoint[0]
+    kwargs: dict[str, Any] = {"headers": account.headers(key_type)}
+    if body is not None:
+        kwargs["json"] = _fill(body, contact)
+    response = await client.request(method, _fill(path, contact), **kwargs)
+    if key_type in ALLOWED[capability]:
+        assert response.status_code not in (401, 403), response.text
+        assert response.status_code < 500
+    else:
+        assert response.status_code == 403, response.text
+        problem = response.json()
+        assert problem["code"] == "insufficient_permission"
+        needed = "Full Access (vpx_full_)" if capability == MANAGE else "Standard (vpx_live_)"
+        assert needed in problem["detail"]

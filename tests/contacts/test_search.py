@@ -1,0 +1,188 @@
+"""D13: one engine behind GET and POST search, typo tolerance, prefixes, filters, stable pages."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from tests.factories import Factory
+
+
+async def test_get_and_post_share_one_envelope(client: httpx.AsyncClient, factory: Factory) -> None:
+    account = await factory.account()
+    await factory.demo(300)
+    got = await client.get("/api/v1/contacts/search", params={"q": "dental", "limit": 5}, headers=account.headers("ro"))
+    posted = await client.post(
+        "/api/v1/contacts/search", json={"query": "dental", "limit": 5}, headers=account.headers("ro")
+    )
+    assert got.status_code == posted.status_code == 200
+    assert got.json() == posted.json()
+    body = got.json()
+    assert set(body) == {"contacts", "total", "limit", "offset"}
+    assert body["limit"] == 5 and body["offset"] == 0 and body["total"] >= 5
+    preview = body["contacts"][0]
+    assert set(preview) == {"id", "business_name", "city", "state", "industry", "preview", "reveal_cost"}
+    assert preview["preview"] is True and preview["id"].startswith("ct_")
+    assert "phone" not in preview and "email" not in preview
+
+
+@pytest.mark.parametrize(
+    ("query", "expected_name"),
+    [
+        ("plumbng", "Zebulon Plumbing Works"),  # a letter missing
+        ("zebulom plumbing", "Zebulon Plumbing Works"),  # a letter wrong
+        ("zeublon", "Zebulon Plumbing Works"),  # two letters swapped
+        ("quintessental orchard", "Quintessential Orchards"),  # long word, a letter missing
+        ("zebul", "Zebulon Plumbing Works"),  # a prefix
+    ],
+)
+async def test_one_typo_finds_the_business_in_the_top_ten(
+    client: httpx.AsyncClient, factory: Factory, query: str, expected_name: str
+) -> None:
+    account = await factory.account()
+    await factory.demo(800)
+    await factory.contact(business_name="Zebulon Plumbing Works", city="Boise", state="ID", phone="+12085550199")
+    await factory.contact(
+        business_name="Quintessential Orchards", city="Yakima", state="WA", industry="agriculture", phone="+15095550111"
+    )
+    response = await client.get("/api/v1/contacts/search", params={"q": query}, headers=account.headers("ro"))
+    assert response.status_code == 200
+    names = [c["business_name"] for c in response.json()["contacts"][:10]]
+    assert expected_name in names
+
+
+async def test_filters_alone_and_combined(client: httpx.AsyncClient, factory: Factory) -> None:
+    account = await factory.account()
+    await factory.demo(2400)  # every vertical in every state
+    headers = account.headers("ro")
+    for params in (
+        {"state": "CA"},
+        {"industry": "dental"},
+        {"state": "TX", "industry": "legal"},
+        {"q": "law", "state": "NY"},
+        {"city": "houston"},
+        {"specialty": "oral surgery"},
+        {"license_type": "c-36 plumbing"},
+    ):
+        response = await client.get("/api/v1/contacts/search", params={**params, "limit": 100}, headers=headers)
+        assert response.status_code == 200, params
+        contacts = response.json()["contacts"]
+        assert contacts, params
+        for contact in contacts:
+            if "state" in params:
+                assert contact["state"] == params["state"]
+            if "industry" in params:
+                assert contact["industry"] == params["industry"]
+            if "city" in params:
+                assert contact["city"].lower() == params["city"]
+    lower = await client.get("/api/v1/contacts/search", params={"state": "ca"}, headers=headers)
+    assert lower.status_code == 200 and all(c["state"] == "CA" for c in lower.json()["contacts"])
+
+
+async def test_specialty_and_license_filters_match_the_revealed_record(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    account = await factory.account(credits=10)
+    await factory.demo(300)
+    response = await client.get(
+        "/api/v1/contacts/search", params={"specialty": "orthodontics", "limit": 3}, headers=account.headers()
+    )
+    first = response.json()["contacts"][0]["id"]
+    revealed = (await client.post(f"/api/v1/contacts/{first}/reveal", headers=account.headers())).json()
+    assert revealed["specialty"] == "Orthodontics"
+
+
+async def test_pages_never_overlap_or_skip_and_total_is_right(client: httpx.AsyncClient, factory: Factory) -> None:
+    account = await factory.account()
+    await factory.demo(1500)
+    headers = account.headers("ro")
+    for params in ({"q": "co"}, {"state": "CA"}):
+        first = await client.get("/api/v1/contacts/search", params={**params, "limit": 100}, headers=headers)
+        total = first.json()["total"]
+        assert total > 30
+        seen: list[str] = []
+        offset = 0
+        while offset < total:
+            page = await client.get(
+                "/api/v1/contacts/search", params={**params, "limit": 7, "offset": offset}, headers=headers
+            )
+            assert page.json()["total"] == total
+            seen += [c["id"] for c in page.json()["contacts"]]
+            offset += 7
+        assert len(seen) == total == len(set(seen))
+
+
+async def test_default_limit_is_25(client: httpx.AsyncClient, factory: Factory) -> None:
+    account = await factory.account()
+    await factory.demo(100)
+    body = (await client.get("/api/v1/contacts/search", headers=account.headers("ro"))).json()
+    assert body["limit"] == 25 and len(body["contacts"]) == 25 and body["total"] == 100
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [
+        ({"limit": "0"}, "limit"),
+        ({"limit": "101"}, "limit"),
+        ({"limit": "-1"}, "limit"),
+        ({"limit": "abc"}, "limit"),
+        ({"offset": "-3"}, "offset"),
+        ({"state": "ZZ"}, "state"),
+        ({"industry": "space-mining"}, "industry"),
+        ({"q": "x" * 201}, "q"),
+    ],
+)
+async def test_invalid_parameters_are_422_never_clamped(
+    client: httpx.AsyncClient, factory: Factory, params: dict[str, str], field: str
+) -> None:
+    account = await factory.account()
+    response = await client.get("/api/v1/contacts/search", params=params, headers=account.headers("ro"))
+    assert response.status_code == 422
+    assert response.headers["content-type"] == "application/problem+json"
+    body = response.json()
+    assert body["code"] == "invalid_parameters"
+    assert [e["field"] for e in body["errors"]] == [field]
+
+
+async def test_post_search_rejects_unknown_fields_and_bad_json(client: httpx.AsyncClient, factory: Factory) -> None:
+    account = await factory.account()
+    unknown = await client.post("/api/v1/contacts/search", json={"qeury": "x"}, headers=account.headers("ro"))
+    assert unknown.status_code == 422 and unknown.json()["errors"][0]["field"] == "qeury"
+    broken = await client.post(
+        "/api/v1/contacts/search",
+        content=b"{not json",
+        headers={**account.headers("ro"), "Content-Type": "application/json"},
+    )
+    assert broken.status_code == 400 and broken.json()["code"] == "malformed_request"
+    wrong_type = await client.post(
+        "/api/v1/contacts/search",
+        content=b"query=x",
+        headers={**account.headers("ro"), "Content-Type": "application/x-www-form-urlencoded"},
+    )
+    assert wrong_type.status_code == 400 and wrong_type.json()["code"] == "malformed_request"
+
+
+async def test_strange_queries_never_fail(client: httpx.AsyncClient, factory: Factory) -> None:
+    account = await factory.account()
+    await factory.demo(100)
+    for q in ['"', "*", "AND OR NOT", "name:foo", "(((", "-", "ñandú café", "12345", "a", "😀", "'; DROP TABLE x"]:
+        response = await client.get("/api/v1/contacts/search", params={"q": q}, headers=account.headers("ro"))
+        assert response.status_code == 200, q
+
+
+async def test_deactivated_contacts_are_out_of_search(client: httpx.AsyncClient, factory: Factory) -> None:
+    account = await factory.account()
+    await factory.contacts(
+        [
+            {
+                "business_name": "Gone Dental",
+                "city": "Reno",
+                "state": "NV",
+                "industry": "dental",
+                "status": "deactivated",
+            },
+            {"business_name": "Here Dental", "city": "Reno", "state": "NV", "industry": "dental"},
+        ]
+    )
+    body = (await client.get("/api/v1/contacts/search", params={"q": "dental"}, headers=account.headers("ro"))).json()
+    assert [c["business_name"] for c in body["contacts"]] == ["Here Dental"] and body["total"] == 1

@@ -1,0 +1,113 @@
+"""Entity resolution on files with known overlaps: one business from two registries, or twice in
+one file, becomes one contact with every source; distinct businesses stay apart. The threshold's
+precision and recall on the labelled pairs built from the real samples."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fastapi import FastAPI
+from sqlalchemy import func, select
+
+from tests.conftest import SHARED_DATA
+from tests.registries.conftest import Importer, catalogue_counts
+from tests.registries.formats import write_cslb, write_nppes, write_nucc
+from tests.registries.test_nppes import _contact
+from vpx.models import ContactSource, DecisionMaker
+from vpx.registries import evaluation
+from vpx.registries.matching import NAME_THRESHOLD
+
+pytestmark = pytest.mark.asyncio
+
+# One pool company, listed by NPPES (as a medical-supply organisation) and by CSLB.
+POOLS_NPPES = {
+    "npi": "1555000001", "entity": "2", "org": "BLUE WAVE POOLS & SPA SUPPLY, INC.", "street": "900 HARBOR BLVD",
+    "city": "SAN DIEGO", "state": "CA", "zip": "92101", "country": "US", "phone": "6195550177",
+    "taxonomy1": "1223G0001X", "switch1": "Y", "ao_last": "PARK", "ao_first": "DANA", "ao_title": "PRESIDENT",
+}  # fmt: skip
+POOLS_CSLB = {
+    "LicenseNo": "1088001", "BusinessName": "BLUE WAVE POOLS AND SPA SUPPLY INC",
+    "MailingAddress": "900 HARBOR BOULEVARD STE 3",
+    "City": "SAN DIEGO", "State": "CA", "ZIPCode": "92101", "BusinessPhone": "(619) 555 0177",
+    "BusinessType": "Corporation", "PrimaryStatus": "CLEAR", "Classifications(s)": "C53| D35",
+}  # fmt: skip
+
+
+def _doctor(npi: str, last: str, first: str) -> dict[str, str]:
+    return {
+        "npi": npi, "entity": "1", "last": last, "first": first, "credential": "MD", "street": "75 HOSPITAL DR",
+        "city": "ATHENS", "state": "OH", "zip": "45701", "country": "US", "phone": "7405924491",
+        "taxonomy1": "207Q00000X", "licence1": f"OH{npi[-4:]}", "licence_state1": "OH", "switch1": "Y",
+    }  # fmt: skip
+
+
+async def test_one_business_from_two_registries_is_one_contact_with_both_sources(
+    app: FastAPI, run_import: Importer, tmp_path: Path
+) -> None:
+    await run_import("nucc", write_nucc(tmp_path / "nucc.csv"))
+    first = await run_import("nppes", write_nppes(tmp_path / "npi.csv", [POOLS_NPPES]))
+    second = await run_import("cslb", write_cslb(tmp_path / "cslb.csv", [POOLS_CSLB]))
+    assert (first.created, second.created, second.merged) == (1, 0, 1)
+    contact = await _contact(app, "cslb", "1088001")
+    assert contact.id == (await _contact(app, "nppes", "1555000001")).id
+    # The first registry's fields stand; the second only fills what was missing (the CSLB licence
+    # did not replace the NPPES one, the name stays as NPPES wrote it).
+    assert contact.business_name == "Blue Wave Pools & Spa Supply, Inc."
+    async with app.state.database.read_sessions() as session:
+        sources = set(await session.execute(select(ContactSource.registry_name, ContactSource.record_id)))
+        people = list(await session.scalars(select(DecisionMaker.name).where(DecisionMaker.contact_id == contact.id)))
+    assert sources == {("nppes", "1555000001"), ("cslb", "1088001")}
+    assert people == ["Dana Park"]
+    again = await run_import("cslb", write_cslb(tmp_path / "cslb.csv", [POOLS_CSLB]))
+    assert (again.created, again.merged, again.unchanged) == (0, 0, 1)
+
+
+async def test_a_business_twice_in_one_file_is_one_contact(app: FastAPI, run_import: Importer, tmp_path: Path) -> None:
+    twin = {
+        **POOLS_CSLB,
+        "LicenseNo": "1088002",
+        "BusinessName": "BLUE WAVE POOL & SPA SUPPLY",
+        "Classifications(s)": "B",
+    }
+    summary = await run_import("cslb", write_cslb(tmp_path / "cslb.csv", [POOLS_CSLB, twin]))
+    assert (summary.created, summary.merged) == (1, 1)
+    assert (await _contact(app, "cslb", "1088001")).id == (await _contact(app, "cslb", "1088002")).id
+
+
+async def test_doctors_sharing_a_phone_and_address_stay_apart(
+    app: FastAPI, run_import: Importer, tmp_path: Path
+) -> None:
+    await run_import("nucc", write_nucc(tmp_path / "nucc.csv"))
+    doctors = [_doctor("1000000011", "ROTHSTEIN", "MARK"), _doctor("1000000012", "ORTMAN", "JOHN")]
+    # Two NPIs of one name are two people too: a person is never merged with another person of the registry.
+    doctors.append(_doctor("1000000013", "ORTMAN", "JOHN"))
+    summary = await run_import("nppes", write_nppes(tmp_path / "npi.csv", doctors))
+    assert (summary.created, summary.merged) == (3, 0)
+    counts = await catalogue_counts(app)
+    assert counts["contacts"] == 3 and counts["sources"] == 3
+
+
+async def test_matching_across_batches_uses_the_database(app: FastAPI, run_import: Importer, tmp_path: Path) -> None:
+    rows = [
+        {**POOLS_CSLB, "LicenseNo": str(1090000 + i), "BusinessName": f"SUNSET POOL CARE {i:03d}",
+         "MailingAddress": f"{100 + i} OCEAN AVE", "BusinessPhone": ""}
+        for i in range(30)
+    ]  # fmt: skip
+    # Listed again in the last batch: found in the database, not in the batch.
+    rows.append({**rows[7], "LicenseNo": "1095000", "BusinessName": "SUNSET POOL CARE 007 INC"})
+    summary = await run_import("cslb", write_cslb(tmp_path / "cslb.csv", rows), batch_size=7)
+    assert (summary.created, summary.merged) == (30, 1)
+    async with app.state.database.read_sessions() as session:
+        assert await session.scalar(select(func.count()).select_from(ContactSource)) == 31
+
+
+async def test_threshold_precision_and_recall_on_the_real_samples() -> None:
+    if not (SHARED_DATA / "nppes" / "npidata_pfile_sample_k0bl.csv").is_file():
+        pytest.skip(f"shared samples not found under {SHARED_DATA}")
+    pairs = evaluation.labelled_pairs(evaluation.sample_records(SHARED_DATA))
+    assert sum(p.same for p in pairs) >= 200 and sum(not p.same for p in pairs) >= 1000
+    chosen = evaluation.score(pairs, threshold=NAME_THRESHOLD)
+    assert chosen.precision >= 0.97 and chosen.recall >= 0.97, chosen
+    naive = evaluation.phone_only_score(pairs)
+    assert naive.precision < 0.6  # a shared phone alone merges distinct providers
