@@ -3,6 +3,8 @@ so the OpenAPI document says exactly what is accepted."""
 
 from __future__ import annotations
 
+import re
+from datetime import datetime
 from typing import Annotated
 
 from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
@@ -48,3 +50,16 @@ def _json_integer(value: object) -> object:
 
 
 JsonInt = Annotated[int, BeforeValidator(_json_integer)]
+
+
+RFC_3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
+
+
+def _timestamp(value: object) -> object:
+    # Exactly RFC 3339 (the document's date-time): no bare dates, no epoch numbers, a zone always.
+    if not isinstance(value, str) or not RFC_3339.match(value):
+        raise ValueError("must be an RFC 3339 timestamp with a zone, e.g. 2026-11-01T00:00:00Z")
+    return datetime.fromisoformat(value.replace("z", "Z").replace("t", "T"))
+
+
+Timestamp = Annotated[datetime, BeforeValidator(_timestamp)]

@@ -8,17 +8,15 @@ and the cursor of the next page.
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator
-from datetime import datetime
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.db import Database
 from vpx.exports.csvstream import neutralised
-from vpx.fields import StateCode, Vertical
+from vpx.fields import StateCode, Timestamp, Vertical
 
 PAGE_SIZE = 100
 
@@ -48,19 +46,6 @@ COLUMNS = (
     "contact_industry",
 )
 _FREE_TEXT = {"topic", "city", "summary", "contact_business_name", "contact_city"}
-
-
-RFC_3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")
-
-
-def _timestamp(value: object) -> object:
-    # Exactly RFC 3339 (the document's date-time): no bare dates, no epoch numbers, a zone always.
-    if not isinstance(value, str) or not RFC_3339.match(value):
-        raise ValueError("must be an RFC 3339 timestamp with a zone, e.g. 2026-11-01T00:00:00Z")
-    return datetime.fromisoformat(value.replace("z", "Z").replace("t", "T"))
-
-
-Timestamp = Annotated[datetime, BeforeValidator(_timestamp)]
 
 
 class SignalFilters(BaseModel):

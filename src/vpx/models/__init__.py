@@ -8,6 +8,7 @@ from vpx.models.dashboard import AccountLogin, DashboardSession
 from vpx.models.idempotency import IdempotencyRecord
 from vpx.models.registries import Company, CompanyTicker, DecisionMaker, RegistryRecord, TaxonomyCode
 from vpx.models.search import SearchTerm
+from vpx.models.signals import Signal, SignalCounter
 from vpx.models.suppression import Suppression, SuppressionHit
 from vpx.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
@@ -28,6 +29,8 @@ __all__ = [
     "RegistryRecord",
     "Reveal",
     "SearchTerm",
+    "Signal",
+    "SignalCounter",
     "Suppression",
     "SuppressionHit",
     "TaxonomyCode",

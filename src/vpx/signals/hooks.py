@@ -1,0 +1,45 @@
+"""What else happens when signals are ingested, inside the ingest transaction.
+
+Every hook runs after the new signals are flushed (only newly inserted ones, never duplicates) and
+before the commit, so its writes (webhook outbox rows, auto-buy purchases) commit with the signals or
+not at all. Each capability adds its own line to ``INGEST_HOOKS``; the list is explicit so a reader
+sees everything an ingest sets off.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx.clock import Clock
+from vpx.config import Settings
+from vpx.models import Signal
+from vpx.signals import webhooks as signal_webhooks
+
+
+@dataclass(frozen=True)
+class HookContext:
+    settings: Settings
+    clock: Clock
+    # "sqlite" or "postgresql": PostgreSQL notifications are transactional, SQLite's wake-ups happen
+    # in-process after commit.
+    dialect: str
+    now: datetime
+
+
+IngestHook = Callable[[AsyncSession, Sequence[Signal], HookContext], Awaitable[None]]
+
+INGEST_HOOKS: tuple[IngestHook, ...] = (
+    # signal.created webhook events (D29), through the outbox (signals-core).
+    signal_webhooks.enqueue_signal_created,
+)
+
+
+async def run_ingest_hooks(session: AsyncSession, signals: Sequence[Signal], context: HookContext) -> None:
+    if not signals:
+        return
+    for hook in INGEST_HOOKS:
+        await hook(session, signals, context)

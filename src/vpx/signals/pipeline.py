@@ -1,0 +1,426 @@
+"""The one ingestion pipeline every source feeds (issue 4): validate, classify (D20, D21), drop what
+was ingested before (source + source_record_id), link or create the contact, number the signals in
+commit order, insert them in bulk, raise the contacts' price tier (D9), run the ingest hooks, commit.
+
+Events go in batches of ``BATCH_SIZE``, one transaction each. Each transaction first takes the signal
+counter's row lock (PostgreSQL; SQLite's write transaction holds the whole database), so ingests
+commit one after another and sequences grow in commit order (D23's resume without gaps).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, Table, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx.clock import Clock
+from vpx.config import Settings
+from vpx.contacts.catalogue import add_contacts, contact_row
+from vpx.contacts.normalise import phone_e164, postal_code, website_key
+from vpx.contacts.search import backend_for
+from vpx.db import Database, insert_unless_exists, request_transaction
+from vpx.geography import normalise_state
+from vpx.ids import new_id, parse_number_id
+from vpx.models import Contact, Signal, SignalCounter
+from vpx.models.signals import SIGNAL_COUNTER_ID
+from vpx.registries import bulk, resolution
+from vpx.registries.matching import NAME_THRESHOLD
+from vpx.signals import classification
+from vpx.signals.events import CATEGORIES, SignalEvent
+from vpx.signals.hooks import HookContext, run_ingest_hooks
+from vpx.verticals import is_vertical
+
+BATCH_SIZE = 2000
+SIGNALS: Table = Signal.__table__  # type: ignore[assignment]
+SIGNAL_COLUMNS = (
+    "id", "sequence", "category", "industry", "intent_level", "source_status", "confidence", "topic",
+    "state", "city", "summary", "evidence", "contact_id", "source", "source_record_id", "observed_at", "created_at",
+)  # fmt: skip
+MAX_TEXT = {"topic": 200, "city": 120, "summary": 2000}
+
+
+@dataclass(frozen=True)
+class Skipped:
+    index: int
+    reason: str
+    message: str
+
+
+@dataclass
+class IngestReport:
+    """What an ingest did. ``skipped`` holds each refused event's 0-based position and reason."""
+
+    ingested: int = 0
+    duplicates: int = 0
+    fcra_blocked: int = 0
+    contacts_linked: int = 0
+    contacts_created: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    signal_ids: list[str] = field(default_factory=list)
+
+    def skip(self, index: int, reason: str, message: str) -> None:
+        self.skipped.append(Skipped(index, reason, message))
+
+    @property
+    def skipped_reasons(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for item in self.skipped:
+            counts[item.reason] = counts.get(item.reason, 0) + 1
+        return counts
+
+    def add(self, other: IngestReport) -> None:
+        self.ingested += other.ingested
+        self.duplicates += other.duplicates
+        self.fcra_blocked += other.fcra_blocked
+        self.contacts_linked += other.contacts_linked
+        self.contacts_created += other.contacts_created
+        self.skipped.extend(other.skipped)
+        self.signal_ids.extend(other.signal_ids)
+
+
+class InvalidEvent(ValueError):
+    """An event the pipeline refuses; ``reason`` is a stable snake_case code."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass
+class Prepared:
+    """A validated, classified event on its way in."""
+
+    index: int
+    event: SignalEvent
+    state: str
+    city: str | None
+    intent_level: str
+    source_status: str
+    confidence: float
+    source_record_id: str | None
+    contact_number: int | None = None
+
+
+def _clip(value: str | None, name: str) -> str | None:
+    if value is None:
+        return None
+    value = " ".join(value.split())
+    return value[: MAX_TEXT[name]] or None
+
+
+def content_id(event: SignalEvent) -> str:
+    """A stable id for an event without one: the digest of what it says (re-ingesting the same file
+    is then a no-op)."""
+    business = None
+    if event.business is not None:
+        business = [event.business.name, event.business.city, event.business.state, event.business.phone]
+    payload = [
+        event.category, event.industry, event.observed_at.isoformat(), event.evidence, event.topic,
+        event.summary, event.state, event.city, event.contact_id, business,
+    ]  # fmt: skip
+    digest = hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+    return f"sha256:{digest[:40]}"
+
+
+def prepare(index: int, event: SignalEvent) -> Prepared:
+    """Validates and classifies one event; ``InvalidEvent`` says why it cannot go in."""
+    if event.category not in CATEGORIES:
+        raise InvalidEvent("invalid_event", f"category {event.category!r} is not one of {', '.join(CATEGORIES)}")
+    if not is_vertical(event.industry):
+        raise InvalidEvent("invalid_event", f"industry {event.industry!r} is not one of the 46 verticals")
+    if event.observed_at.tzinfo is None:
+        raise InvalidEvent("invalid_event", "observed_at needs a time zone")
+    if not isinstance(event.evidence, dict):
+        raise InvalidEvent("invalid_event", "evidence must be an object")
+    if event.confidence is not None and not (
+        isinstance(event.confidence, int | float) and math.isfinite(event.confidence) and 0 <= event.confidence <= 1
+    ):
+        raise InvalidEvent("invalid_event", "confidence must be a number from 0 to 1")
+    if event.contact_id is None and event.business is None:
+        raise InvalidEvent("invalid_event", "an event names its contact_id or its business")
+    contact_number = None
+    if event.contact_id is not None:
+        contact_number = parse_number_id("ct", event.contact_id)
+        if contact_number is None:
+            raise InvalidEvent("invalid_event", f"contact_id {event.contact_id!r} is not a contact id (ct_…)")
+    raw_state = event.state or (event.business.state if event.business is not None else None)
+    state = normalise_state(raw_state) if raw_state else None
+    if raw_state and state is None:
+        raise InvalidEvent("invalid_event", f"state {raw_state!r} is not a two-letter US state code")
+    if event.business is not None:
+        if not event.business.name.strip() or not event.business.city.strip():
+            raise InvalidEvent("invalid_event", "business needs a name, a city and a state")
+        if normalise_state(event.business.state) is None:
+            raise InvalidEvent("invalid_event", f"business state {event.business.state!r} is not a US state code")
+    missing = classification.missing_for_category(event.category, event.evidence)
+    if missing:
+        # D20: bant_qualified needs budget, authority, need and timeline.
+        raise InvalidEvent("bant_incomplete", f"bant_qualified needs {', '.join(missing)} in its evidence")
+    status = classification.source_status(event.evidence)
+    level = classification.intent_level(event.evidence)
+    confidence = float(event.confidence) if event.confidence is not None else classification.DEFAULT_CONFIDENCE[level]
+    record_id = event.source_record_id if event.source_record_id is not None else content_id(event)
+    if len(record_id) > 200 or len(event.source) > 40 or not event.source:
+        raise InvalidEvent("invalid_event", "source is 1–40 characters and source_record_id at most 200")
+    city = event.city or (event.business.city if event.business is not None else None)
+    return Prepared(
+        index=index,
+        event=event,
+        state=state or "",  # filled from the contact when the event names only a contact_id
+        city=_clip(city, "city"),
+        intent_level=level,
+        source_status=status,
+        confidence=confidence,
+        source_record_id=record_id,
+        contact_number=contact_number,
+    )
+
+
+def _chunks(events: Iterable[SignalEvent], size: int) -> Iterator[list[tuple[int, SignalEvent]]]:
+    chunk: list[tuple[int, SignalEvent]] = []
+    for index, event in enumerate(events):
+        chunk.append((index, event))
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+async def ingest_events(
+    db: Database, events: Iterable[SignalEvent], *, settings: Settings, clock: Clock, batch_size: int = BATCH_SIZE
+) -> IngestReport:
+    """Ingests events in batches, one transaction each; returns what happened to every event."""
+    report = IngestReport()
+    for chunk in _chunks(events, batch_size):
+        prepared: list[Prepared] = []
+        batch_report = IngestReport()
+        for index, event in chunk:
+            try:
+                prepared.append(prepare(index, event))
+            except InvalidEvent as exc:
+                batch_report.skip(index, exc.reason, str(exc))
+        if prepared:
+            async with db.writer_turn(), request_transaction(db.write_sessions) as session:
+                await ingest_prepared(session, prepared, batch_report, settings=settings, clock=clock)
+        report.add(batch_report)
+    report.skipped.sort(key=lambda item: item.index)
+    return report
+
+
+async def _lock_counter(session: AsyncSession) -> int:
+    """The last sequence handed out, with the counter's row locked until commit."""
+    postgres = session.get_bind().dialect.name == "postgresql"
+    for _ in range(2):
+        statement = select(SignalCounter.value).where(SignalCounter.id == SIGNAL_COUNTER_ID)
+        value = await session.scalar(statement.with_for_update() if postgres else statement)
+        if value is not None:
+            return int(value)
+        # The row is missing (a wiped database): create it, from the highest sequence in use.
+        top = await session.scalar(select(Signal.sequence).order_by(Signal.sequence.desc()).limit(1))
+        await session.execute(
+            insert_unless_exists(session, SignalCounter).values(id=SIGNAL_COUNTER_ID, value=int(top or 0))
+        )
+    raise RuntimeError("signal counter row could not be created")
+
+
+async def _known_records(session: AsyncSession, prepared: list[Prepared]) -> set[tuple[str, str]]:
+    by_source: dict[str, list[str]] = {}
+    for item in prepared:
+        if item.source_record_id is not None:
+            by_source.setdefault(item.event.source, []).append(item.source_record_id)
+    found: set[tuple[str, str]] = set()
+    for source, ids in by_source.items():
+        unique = sorted(set(ids))
+        for start in range(0, len(unique), 500):
+            rows = await session.execute(
+                select(Signal.source, Signal.source_record_id).where(
+                    Signal.source == source, Signal.source_record_id.in_(unique[start : start + 500])
+                )
+            )
+            found.update((str(s), str(r)) for s, r in rows)
+    return found
+
+
+async def _link_contacts(
+    session: AsyncSession, items: list[Prepared], report: IngestReport, *, now: datetime, settings: Settings
+) -> list[Prepared]:
+    """Sets each available event's contact: its contact_id if it exists, else the catalogue's match
+    for its business (the registry importers' resolution), else a contact made from what the source
+    gives. Returns the events that can go in (an unknown contact_id is skipped)."""
+    named = sorted({i.contact_number for i in items if i.contact_number is not None})
+    existing: dict[int, tuple[str, str, str]] = {}
+    for start in range(0, len(named), 500):
+        rows = await session.execute(
+            select(Contact.id, Contact.state, Contact.city, Contact.status).where(
+                Contact.id.in_(named[start : start + 500])
+            )
+        )
+        existing.update({int(r[0]): (r[1], r[2], r[3]) for r in rows})
+    kept: list[Prepared] = []
+    by_business: list[Prepared] = []
+    for item in items:
+        if item.contact_number is not None:
+            found = existing.get(item.contact_number)
+            if found is None or found[2] != "active":
+                report.skip(item.index, "unknown_contact", f"no contact {item.event.contact_id}")
+                continue
+            item.state = item.state or found[0]
+            item.city = item.city or found[1]
+            report.contacts_linked += 1
+            kept.append(item)
+        elif item.source_status == "fcra_blocked":
+            kept.append(item)  # D19: an fcra_blocked signal is linked to no contact
+        else:
+            by_business.append(item)
+            kept.append(item)
+    if by_business:
+        await _resolve_businesses(session, by_business, report, now=now)
+    return kept
+
+
+def _business_row(item: Prepared, now: datetime) -> dict[str, Any]:
+    business = item.event.business
+    assert business is not None
+    return contact_row(
+        {
+            "business_name": business.name,
+            "city": business.city,
+            "state": normalise_state(business.state),
+            "industry": item.event.industry,
+            "phone": phone_e164(business.phone),
+            "website": website_key(business.website),
+            "street": " ".join(business.address.split()) if business.address else None,
+            "postal_code": postal_code(business.postal_code),
+        },
+        origin="registry",
+        now=now,
+    )
+
+
+async def _resolve_businesses(
+    session: AsyncSession, items: list[Prepared], report: IngestReport, *, now: datetime
+) -> None:
+    rows = [_business_row(item, now) for item in items]
+    targets = await resolution.resolve(session, rows, kinds=["business"] * len(rows), threshold=NAME_THRESHOLD)
+    creating = [i for i, t in enumerate(targets) if t.contact_id is None and t.pending is None]
+    sources = [(items[i].event.source[:32], _source_record(items[i]), None) for i in creating]
+    dialect = session.get_bind().dialect.name
+    created = await add_contacts(
+        session, [rows[i] for i in creating], search=backend_for(dialect), sources=sources, now=now
+    )
+    new_ids = dict(zip(creating, created, strict=True))
+    for index, target in enumerate(targets):
+        item = items[index]
+        if index in new_ids:
+            item.contact_number = new_ids[index]
+            report.contacts_created += 1
+        else:
+            item.contact_number = target.contact_id if target.contact_id is not None else new_ids[target.pending or 0]
+            report.contacts_linked += 1
+        item.state = item.state or rows[index]["state"]
+
+
+def _source_record(item: Prepared) -> str:
+    record = item.source_record_id or new_id("ev", 20)
+    return record if len(record) <= 64 else "sha256:" + hashlib.sha256(record.encode()).hexdigest()[:56]
+
+
+async def ingest_prepared(
+    session: AsyncSession, prepared: list[Prepared], report: IngestReport, *, settings: Settings, clock: Clock
+) -> list[Signal]:
+    """One batch inside the caller's transaction; returns the signals inserted (hooks already run)."""
+    now = clock.now()
+    last = await _lock_counter(session)
+    known = await _known_records(session, prepared)
+    fresh: list[Prepared] = []
+    seen: set[tuple[str, str]] = set()
+    for item in prepared:
+        key = (item.event.source, item.source_record_id) if item.source_record_id is not None else None
+        if key is not None and (key in known or key in seen):
+            report.duplicates += 1
+            continue
+        if key is not None:
+            seen.add(key)
+        fresh.append(item)
+    fresh = await _link_contacts(session, fresh, report, now=now, settings=settings)
+
+    signals: list[Signal] = []
+    rows: list[tuple[Any, ...]] = []
+    postgres = session.get_bind().dialect.name == "postgresql"
+    for item in fresh:
+        last += 1
+        event = item.event
+        blocked = item.source_status == "fcra_blocked"
+        signal = Signal(
+            id=new_id("sg", 16),
+            sequence=last,
+            category=event.category,
+            industry=event.industry,
+            intent_level=item.intent_level,
+            source_status=item.source_status,
+            confidence=item.confidence,
+            topic=_clip(event.topic, "topic"),
+            state=item.state,
+            city=item.city,
+            summary=_clip(event.summary, "summary"),
+            evidence=event.evidence,
+            contact_id=None if blocked else item.contact_number,
+            source=event.source,
+            source_record_id=item.source_record_id,
+            observed_at=event.observed_at,
+            created_at=now,
+        )
+        signals.append(signal)
+        values = [getattr(signal, name) for name in SIGNAL_COLUMNS]
+        if postgres:
+            values[SIGNAL_COLUMNS.index("evidence")] = json.dumps(event.evidence, default=str)
+        rows.append(tuple(values))
+        if blocked:
+            report.fcra_blocked += 1
+        report.signal_ids.append(signal.id)
+    if not signals:
+        return []
+    await bulk.insert_rows(session, SIGNALS, SIGNAL_COLUMNS, rows)
+    await session.execute(update(SignalCounter).where(SignalCounter.id == SIGNAL_COUNTER_ID).values(value=last))
+    await raise_contact_levels(session, signals, now=now)
+    report.ingested += len(signals)
+    await run_ingest_hooks(
+        session, signals, HookContext(settings=settings, clock=clock, dialect=session.get_bind().dialect.name, now=now)
+    )
+    return signals
+
+
+async def raise_contact_levels(session: AsyncSession, signals: list[Signal], *, now: datetime) -> None:
+    """D9: a contact's ``intent_level`` is the highest level of its available signals. Signals never
+    change or go away, so a new signal can only raise it."""
+    best: dict[int, str] = {}
+    for signal in signals:
+        if signal.contact_id is None or signal.source_status != "available":
+            continue
+        level = classification.higher_level(best.get(signal.contact_id), signal.intent_level)
+        assert level is not None
+        best[signal.contact_id] = level
+    for level, lower in (("hot", ("warm", "cold")), ("warm", ("cold",)), ("cold", ())):
+        ids = sorted(c for c, found in best.items() if found == level)
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            condition: ColumnElement[bool] = Contact.intent_level.is_(None)
+            if lower:
+                condition = or_(condition, Contact.intent_level.in_(lower))
+            await session.execute(
+                update(Contact)
+                .where(Contact.id.in_(part), condition)
+                .values(intent_level=level, updated_at=now)
+                .execution_options(synchronize_session=False)
+            )
+
+
+__all__ = ["IngestReport", "InvalidEvent", "Skipped", "ingest_events", "ingest_prepared", "prepare"]
