@@ -30,6 +30,8 @@ from vpx.middleware import RequestContextMiddleware
 from vpx.publishers.router import contribute_router
 from vpx.publishers.router import router as publisher_router
 from vpx.registries.router import router as registry_router
+from vpx.signals.router import admin_router as signal_admin_router
+from vpx.signals.router import router as signal_router
 from vpx.webhooks.addresses import system_resolver
 from vpx.webhooks.router import router as webhook_router
 from vpx.worker.loop import InProcessWorker, Worker
@@ -95,6 +97,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(webhook_router)
     app.include_router(key_router)
     app.include_router(export_router)
+    app.include_router(signal_router)
+    app.include_router(signal_admin_router)
     install_dashboard(app)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     return app

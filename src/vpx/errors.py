@@ -314,3 +314,17 @@ def problem_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
         }
         for status in statuses
     }
+
+
+class SignalFcraBlocked(ProblemError):
+    """A purchase of an fcra_blocked signal (D19, D21): never purchasable; nothing charged."""
+
+    status, code, title = 451, "fcra_blocked", "Unavailable for legal reasons"
+
+
+class InvalidAdminToken(ProblemError):
+    status, code, title = 401, "invalid_admin_token", "Invalid admin token"
+
+
+class AdminForbidden(ProblemError):
+    status, code, title = 403, "admin_forbidden", "Admin token refused"

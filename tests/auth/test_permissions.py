@@ -55,6 +55,11 @@ ENDPOINTS: dict[tuple[str, str], tuple[str, str, Any]] = {
     ("DELETE", "/api/v1/keys/{key_id}"): (MANAGE, "/api/v1/keys/key_unknown", None),
     ("GET", "/api/v1/exports/contacts.csv"): (BUY, "/api/v1/exports/contacts.csv", None),
     ("GET", "/api/v1/exports/signals.csv"): (BUY, "/api/v1/exports/signals.csv", None),
+    # Issue 4: signals. Query, get and batch for every key; purchase is a reveal (Standard or Full).
+    ("GET", "/api/v1/signals"): (READ, "/api/v1/signals", None),
+    ("POST", "/api/v1/signals/batch"): (READ, "/api/v1/signals/batch", {"queries": [{}]}),
+    ("GET", "/api/v1/signals/{signal_id}"): (READ, "/api/v1/signals/sg_unknown", None),
+    ("POST", "/api/v1/signals/{signal_id}/purchase"): (BUY, "/api/v1/signals/sg_unknown/purchase", None),
 }
 
 

@@ -1,20 +1,20 @@
 """signals.csv (D30): D22's filters, every page of the query, RFC 4180.
 
-The signal tables do not exist yet, so the export answers with its header row; the paging and the
-flattening of D19 signal objects are shown with a stand-in page source.
+Real signals from the ingestion pipeline: every page of the query, flattened D19 objects, and
+fcra_blocked ones reduced to their public fields (D19).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from typing import Any
 
 import httpx
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession
+from fastapi import FastAPI
 
 from tests.factories import Factory
+from tests.signals.support import event, ingest
 from vpx.exports import signals as signal_export
 
 pytestmark = pytest.mark.asyncio
@@ -55,64 +55,36 @@ async def test_bad_filters_are_422(
     assert response.json()["errors"][0]["field"] == field
 
 
-def _signal(n: int) -> dict[str, Any]:
-    return {
-        "id": f"sg_{n}",
-        "category": "permit_filed",
-        "industry": "construction",
-        "intent_level": "warm",
-        "source_status": "available",
-        "confidence": 0.8,
-        "topic": "=cmd|' /C calc'!A0" if n == 0 else "roofing permit",
-        "state": "CO",
-        "city": "Denver",
-        "observed_at": "2026-11-14T09:00:00Z",
-        "created_at": "2026-11-14T10:00:00Z",
-        "summary": "Permit filed, for a new roof",
-        "reveal_cost": 3,
-        "contact": {"id": f"ct_{n}", "business_name": "Acme Roofing", "city": "Denver", "state": "CO"},
-    }
-
-
-async def test_every_page_of_the_query_is_exported(
-    client: httpx.AsyncClient, factory: Factory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    seen: list[dict[str, Any]] = []
-
-    async def pages(
-        session: AsyncSession, *, filters: signal_export.SignalFilters, limit: int, cursor: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
-        seen.append({"cursor": cursor, "category": filters.category, "since": filters.since})
-        start = int(cursor or 0)
-        batch = [_signal(n) for n in range(start, min(start + 2, 5))]
-        return batch, (str(start + 2) if start + 2 < 5 else None)
-
-    monkeypatch.setattr(signal_export, "fetch_signal_page", pages)
+async def test_every_page_of_the_query_is_exported(app: FastAPI, client: httpx.AsyncClient, factory: Factory) -> None:
+    # More signals than one page of the export (PAGE_SIZE), in two categories, newest first.
+    contact = await factory.contact()
+    events = [
+        event(contact_id=contact, business=None, category="permit_filed", source_record_id=f"p{n}", topic=f"roof {n}")
+        for n in range(signal_export.PAGE_SIZE + 5)
+    ]
+    events.append(event(contact_id=contact, business=None, topic="=cmd|' /C calc'!A0", source_record_id="evil"))
+    await ingest(app, events)
     account = await factory.account()
     params = {"category": "permit_filed", "since": "2026-11-01T00:00:00Z"}
     response = await client.get(URL, params=params, headers=account.headers())
     rows = list(csv.DictReader(io.StringIO(response.text, newline="")))
-    assert [r["id"] for r in rows] == ["sg_0", "sg_1", "sg_2", "sg_3", "sg_4"]
-    assert [s["cursor"] for s in seen] == [None, "2", "4"]
-    assert seen[0]["category"] == "permit_filed" and seen[0]["since"].isoformat() == "2026-11-01T00:00:00+00:00"
-    assert rows[1]["contact_id"] == "ct_1" and rows[1]["contact_business_name"] == "Acme Roofing"
-    assert rows[1]["summary"] == "Permit filed, for a new roof" and rows[1]["reveal_cost"] == "3"
-    assert rows[0]["topic"].startswith("'=cmd")
+    assert [r["topic"] for r in rows] == [f"roof {n}" for n in reversed(range(signal_export.PAGE_SIZE + 5))]
+    assert rows[0]["contact_id"] == contact and rows[0]["contact_business_name"] == "Acme Plumbing LLC"
+    assert rows[0]["reveal_cost"] == "1" and rows[0]["intent_level"] == "cold"
+    everything = await client.get(URL, headers=account.headers())
+    assert "'=cmd" in everything.text  # free text is neutralised against spreadsheet formulas
 
 
-async def test_blocked_signals_export_their_remaining_fields(
-    client: httpx.AsyncClient, factory: Factory, monkeypatch: pytest.MonkeyPatch
+async def test_blocked_signals_export_only_their_public_fields(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory
 ) -> None:
-    blocked = {"id": "sg_9", "category": "switching_intent", "industry": "banking", "state": "NY"}
-    blocked |= {"source_status": "fcra_blocked", "created_at": "2026-11-14T10:00:00Z"}
-
-    async def one_page(
-        session: AsyncSession, *, filters: signal_export.SignalFilters, limit: int, cursor: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
-        return [blocked], None
-
-    monkeypatch.setattr(signal_export, "fetch_signal_page", one_page)
+    contact = await factory.contact()
+    secret = {"timeline": "Q1", "credit_score": 512}
+    await ingest(app, [event(contact_id=contact, business=None, evidence=secret, topic="SECRET", summary="SECRET")])
     account = await factory.account()
-    response = await client.get(URL, params={"source_status": "fcra_blocked"}, headers=account.headers())
-    row = next(csv.DictReader(io.StringIO(response.text, newline="")))
-    assert row["source_status"] == "fcra_blocked" and row["contact_id"] == "" and row["summary"] == ""
+    for params in ({"source_status": "fcra_blocked"}, {}):
+        response = await client.get(URL, params=params, headers=account.headers())
+        [row] = list(csv.DictReader(io.StringIO(response.text, newline="")))
+        assert row["source_status"] == "fcra_blocked" and row["state"] == "CO" and row["industry"] == "home-services"
+        assert row["contact_id"] == "" and row["summary"] == "" and row["topic"] == "" and row["reveal_cost"] == ""
+        assert "SECRET" not in response.text and "Acme" not in response.text and "512" not in response.text

@@ -1,9 +1,7 @@
 """signals.csv (D30): the signals a D22 query returns, all pages of it, as CSV.
 
-The signal tables arrive with the signals work. Until then ``fetch_signal_page`` answers every
-query with no signals, so the export is a valid CSV with its header row only. Plugging the real
-query in is one function: return one page of the D22 query (newest first) as signal objects (D19)
-and the cursor of the next page.
+``fetch_signal_page`` is the D22 page query of ``vpx.signals.service`` (newest first, opaque
+cursor), so the export holds exactly what the API's pages hold, fcra_blocked signals reduced (D19).
 """
 
 from __future__ import annotations
@@ -14,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.config import Settings, get_settings
 from vpx.db import Database
 from vpx.exports.csvstream import neutralised
 from vpx.fields import StateCode, Timestamp, Vertical
@@ -62,11 +61,25 @@ class SignalFilters(BaseModel):
 
 
 async def fetch_signal_page(
-    session: AsyncSession, *, filters: SignalFilters, limit: int, cursor: str | None
+    session: AsyncSession,
+    *,
+    filters: SignalFilters,
+    limit: int,
+    cursor: str | None,
+    settings: Settings | None = None,
 ) -> tuple[list[dict[str, Any]], str | None]:
-    """One page of the D22 query as JSON-ready signal objects, and the next page's cursor (None at
-    the end). No signals exist yet; see the module docstring."""
-    return [], None
+    """One page of the D22 query as JSON-ready signal objects (D19, fcra_blocked ones reduced), and
+    the next page's cursor (None at the end)."""
+    from vpx.signals import service as signal_service
+
+    page = await signal_service.query_signals(
+        session,
+        signal_filter=signal_service.SignalFilter.of(filters.model_dump()),
+        limit=limit,
+        cursor=cursor,
+        settings=settings or get_settings(),
+    )
+    return [view.model_dump(mode="json") for view in page.signals], page.next_cursor
 
 
 def csv_row(signal: dict[str, Any]) -> list[str]:
@@ -85,7 +98,9 @@ async def signal_csv_batches(database: Database, filters: SignalFilters) -> Asyn
     cursor: str | None = None
     while True:
         async with database.read_sessions() as session:
-            signals, cursor = await fetch_signal_page(session, filters=filters, limit=PAGE_SIZE, cursor=cursor)
+            signals, cursor = await fetch_signal_page(
+                session, filters=filters, limit=PAGE_SIZE, cursor=cursor, settings=database.settings
+            )
         if signals:
             yield [csv_row(signal) for signal in signals]
         if cursor is None:

@@ -27,7 +27,12 @@ class HookContext:
     # "sqlite" or "postgresql": PostgreSQL notifications are transactional, SQLite's wake-ups happen
     # in-process after commit.
     dialect: str
-    now: datetime
+    # The ingest's timestamp (the signals' created_at); None: the clock's time.
+    at: datetime | None = None
+
+    @property
+    def now(self) -> datetime:
+        return self.at if self.at is not None else self.clock.now()
 
 
 IngestHook = Callable[[AsyncSession, Sequence[Signal], HookContext], Awaitable[None]]

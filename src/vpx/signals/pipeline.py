@@ -393,7 +393,7 @@ async def ingest_prepared(
     await raise_contact_levels(session, signals, now=now)
     report.ingested += len(signals)
     await run_ingest_hooks(
-        session, signals, HookContext(settings=settings, clock=clock, dialect=session.get_bind().dialect.name, now=now)
+        session, signals, HookContext(settings=settings, clock=clock, dialect=session.get_bind().dialect.name, at=now)
     )
     return signals
 

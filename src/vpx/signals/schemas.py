@@ -7,7 +7,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from vpx.contacts.schemas import ContactPreview
+from vpx.contacts.schemas import ContactPreview, RevealedContact
 from vpx.fields import JsonInt, StateCode, Timestamp, Vertical
 from vpx.money import Credits
 
@@ -120,3 +120,10 @@ class IngestResult(BaseModel):
     contacts_created: int
     skipped: list[SkippedEvent]
     signal_ids: list[str] = Field(description="Ids of the signals inserted, in input order.")
+
+
+class SignalPurchase(BaseModel):
+    """A purchase: the signal and its contact, revealed (D14) at the contact's price (D9)."""
+
+    signal: SignalView
+    contact: RevealedContact

@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from vpx.config import Settings
+from vpx.config import Settings, get_settings
 from vpx.contacts import service as contact_service
 from vpx.cursors import decode_cursor, encode_cursor
 from vpx.errors import NotFound
@@ -142,10 +142,17 @@ def stream_filter(signal_filter: SignalFilter) -> SignalFilter:
 
 
 async def signals_after(
-    session: AsyncSession, *, after_sequence: int, signal_filter: SignalFilter, limit: int, settings: Settings
+    session: AsyncSession,
+    *,
+    after_sequence: int,
+    signal_filter: SignalFilter,
+    limit: int,
+    settings: Settings | None = None,
 ) -> list[SignalView]:
     """Signals with a sequence above ``after_sequence`` that pass the filter, oldest first (for streams
-    and Last-Event-ID replays). fcra_blocked ones only when the filter asks for them (D19)."""
+    and Last-Event-ID replays). fcra_blocked ones only when the filter asks for them (D19). ``settings``
+    sets the prices shown (``reveal_cost``); the environment's settings when not given."""
+    settings = settings or get_settings()
     statement = filtered(select(Signal), stream_filter(signal_filter)).where(Signal.sequence > after_sequence)
     rows = list(await session.scalars(statement.order_by(Signal.sequence).limit(limit)))
     return await views_of(session, rows, settings)

@@ -1,0 +1,222 @@
+"""/api/v1/signals: query (D22), get, batch, purchase (D9); /api/v1/admin/signals: evidence (D36)."""
+
+from __future__ import annotations
+
+import hmac
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Depends, Header, Path, Query, Request, Response
+from fastapi.responses import JSONResponse
+
+from vpx.auth import network
+from vpx.auth.dependencies import BuyCaller, ReadCaller
+from vpx.db import ReadSession, WriteSession
+from vpx.deps import AppSettings, Now
+from vpx.errors import PROBLEM_JSON, AdminForbidden, InvalidAdminToken, ProblemError, RateLimited, problem_responses
+from vpx.idempotency.service import run_idempotent
+from vpx.money import credits_header
+from vpx.signals import purchase as signal_purchase
+from vpx.signals import service as signal_service
+from vpx.signals.evidence import event_from
+from vpx.signals.pipeline import ingest_events
+from vpx.signals.schemas import (
+    IngestResult,
+    SignalBatchRequest,
+    SignalBatchResponse,
+    SignalBatchResult,
+    SignalPage,
+    SignalPurchase,
+    SignalQueryParams,
+    SignalView,
+    SkippedEvent,
+)
+from vpx.signals.service import SignalFilter
+
+router = APIRouter(prefix="/api/v1/signals", tags=["signals"])
+admin_router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
+
+SignalId = Annotated[str, Path(max_length=40, examples=["sg_4Fq9zK2mX7bT1cYw"], description="`sg_…`")]
+MAX_ADMIN_EVENTS = 10_000
+
+
+def _problem(status: int, description: str) -> dict[int | str, dict[str, Any]]:
+    return {
+        status: {
+            "description": description,
+            "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
+        }
+    }
+
+
+@router.get("", response_model=SignalPage, responses=problem_responses(401, 403, 422, 429), summary="Query signals")
+async def query_signals(
+    params: Annotated[SignalQueryParams, Query()], caller: ReadCaller, session: ReadSession, settings: AppSettings
+) -> SignalPage:
+    """D22: filters alone or combined, `since` (compared with `created_at`), newest first, an opaque
+    cursor. Without `source_status`, fcra_blocked signals appear too, reduced to their public fields (D19)."""
+    return await signal_service.query_signals(
+        session,
+        signal_filter=SignalFilter.of(params.model_dump()),
+        limit=params.limit,
+        cursor=params.cursor,
+        settings=settings,
+    )
+
+
+@router.post(
+    "/batch",
+    response_model=SignalBatchResponse,
+    responses=problem_responses(400, 401, 403, 413, 422, 429),
+    summary="Run several signal queries",
+)
+async def batch_signals(
+    body: SignalBatchRequest, caller: ReadCaller, session: ReadSession, settings: AppSettings
+) -> SignalBatchResponse:
+    """Up to 25 queries (D22), each the first page of its query, results in request order."""
+    results = []
+    for query in body.queries:
+        page = await signal_service.query_signals(
+            session,
+            signal_filter=SignalFilter.of(query.model_dump()),
+            limit=body.limit_per_query,
+            cursor=None,
+            settings=settings,
+        )
+        results.append(SignalBatchResult(query=query, signals=page.signals))
+    return SignalBatchResponse(results=results)
+
+
+@router.get(
+    "/{signal_id}",
+    response_model=SignalView,
+    responses=problem_responses(401, 403, 404, 422, 429),
+    summary="Get a signal",
+)
+async def get_signal(
+    signal_id: SignalId, caller: ReadCaller, session: ReadSession, settings: AppSettings
+) -> SignalView:
+    """One signal (D19); an fcra_blocked one reduced to its public fields."""
+    return await signal_service.get_signal(session, signal_id=signal_id, settings=settings)
+
+
+@router.post(
+    "/{signal_id}/purchase",
+    response_model=SignalPurchase,
+    responses={
+        **problem_responses(400, 401, 402, 403, 404, 409, 413, 422, 429),
+        **_problem(
+            451,
+            "The signal is fcra_blocked (`fcra_blocked`) or its contact is refused by the suppression check "
+            "(`suppressed`); nothing charged.",
+        ),
+    },
+    summary="Purchase a signal",
+)
+async def purchase_signal(
+    signal_id: SignalId, request: Request, caller: BuyCaller, session: WriteSession, settings: AppSettings, now: Now
+) -> Response:
+    """A reveal of the signal's contact at its price tier (D9), with every reveal rule: suppression,
+    charge once (D10), the ledger, `Idempotency-Key` (D12). Credits in `X-Credits-*` headers."""
+
+    async def handler() -> Response:
+        outcome = await signal_purchase.purchase_signal(
+            session, account_id=caller.account_id, signal_id=signal_id, now=now, settings=settings
+        )
+        return JSONResponse(
+            outcome.body.model_dump(mode="json"),
+            headers={
+                "X-Credits-Charged": credits_header(outcome.charged),
+                "X-Credits-Remaining": credits_header(outcome.remaining),
+            },
+        )
+
+    return await run_idempotent(request, session, account_id=caller.account_id, handler=handler)
+
+
+async def require_admin(
+    request: Request,
+    token: Annotated[
+        str | None,
+        Header(
+            alias="X-Admin-Token",
+            max_length=500,
+            description="The operator's token, `$VPX_ADMIN_TOKEN` (not a customer key).",
+        ),
+    ] = None,
+) -> None:
+    """The operator's token, compared in constant time. Failed attempts count against the client
+    address's failed-key budget (D7), so the token cannot be guessed at speed."""
+    state = request.app.state
+    address = (
+        network.client_address(
+            request.client.host if request.client else None,
+            request.headers.get("x-forwarded-for"),
+            state.trusted_proxies,
+        )
+        or "unknown"
+    )
+    exhausted = await state.rate_limits.failures_exhausted(address)
+    if exhausted is not None:
+        request.state.response_headers.update(exhausted.headers)
+        raise RateLimited(
+            "Too many failed attempts from this address; retry later.",
+            headers={"Retry-After": str(exhausted.retry_after)},
+        )
+    expected = state.settings.admin_token
+    refusal: ProblemError | None = None
+    if not token:
+        refusal = InvalidAdminToken("Send the operator token in the X-Admin-Token header.")
+    elif not expected:
+        refusal = AdminForbidden("The admin API is disabled: VPX_ADMIN_TOKEN is not set on this server.")
+    elif not hmac.compare_digest(token.encode(), expected.encode()):
+        refusal = AdminForbidden("The admin token is not this server's.")
+    if refusal is not None:
+        verdict = await state.rate_limits.record_failure(address)
+        request.state.response_headers.update(verdict.headers)
+        raise refusal
+
+
+@admin_router.post(
+    "/signals",
+    response_model=IngestResult,
+    responses={
+        **problem_responses(400, 413, 422, 429),
+        **_problem(401, "Missing admin token (`invalid_admin_token`)."),
+        **_problem(403, "Wrong admin token, or the admin API is disabled (`admin_forbidden`)."),
+    },
+    summary="Ingest evidence events (operators)",
+)
+async def ingest_evidence(
+    request: Request,
+    _admin: Annotated[None, Depends(require_admin)],
+    events: Annotated[
+        list[Any],
+        Body(
+            max_length=MAX_ADMIN_EVENTS,
+            description="Evidence events (D36), each `{category, industry, observed_at, confidence?, topic?, "
+            "contact_id? | business, evidence}`. A bad event is reported by its index and skipped.",
+        ),
+    ],
+) -> IngestResult:
+    """D36 for operators: classified (D20, D21), linked to the catalogue and committed as signals."""
+    state = request.app.state
+    parsed = []
+    positions: list[int] = []
+    skipped: list[SkippedEvent] = []
+    for index, raw in enumerate(events):
+        try:
+            parsed.append(event_from(raw))
+            positions.append(index)
+        except ValueError as exc:
+            skipped.append(SkippedEvent(index=index, reason="invalid_event", message=str(exc)))
+    report = await ingest_events(state.database, parsed, settings=state.settings, clock=state.clock)
+    skipped += [SkippedEvent(index=positions[s.index], reason=s.reason, message=s.message) for s in report.skipped]
+    return IngestResult(
+        ingested=report.ingested,
+        duplicates=report.duplicates,
+        fcra_blocked=report.fcra_blocked,
+        contacts_linked=report.contacts_linked,
+        contacts_created=report.contacts_created,
+        skipped=sorted(skipped, key=lambda s: s.index),
+        signal_ids=report.signal_ids,
+    )
