@@ -15,6 +15,7 @@ from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
 from vpx.auth.keys import KeyType
 from vpx.cli import registries as registries_cli
+from vpx.cli import signals as signals_cli
 from vpx.cli.output import JsonOption, emit, fail, run_with_database
 from vpx.cli.worker import worker
 from vpx.clock import Clock
@@ -43,6 +44,7 @@ app.add_typer(credits_app, name="credits")
 app.add_typer(suppress_app, name="suppress")
 app.command("worker")(worker)
 registries_cli.register(app)
+signals_cli.register(app)
 
 
 def _migrate(settings: Settings) -> list[str]:

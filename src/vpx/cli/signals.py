@@ -1,0 +1,61 @@
+"""`vpx signals …`: the operator's signal tools (D35, D36)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from vpx.cli.output import JsonOption, emit, fail, run_with_database
+from vpx.clock import Clock
+from vpx.config import Settings, get_settings
+from vpx.db import Database
+from vpx.signals.evidence import JsonLinesReader
+from vpx.signals.pipeline import BATCH_SIZE, ingest_events
+
+signals_app = typer.Typer(no_args_is_help=True, help="Intent signals (issue 4).")
+
+
+@signals_app.command("ingest")
+def ingest_command(
+    path: Annotated[Path, typer.Argument(help="A JSON Lines file of evidence events (D36).", show_default=False)],
+    batch_size: Annotated[int, typer.Option(min=1, max=20_000, help="Events per transaction.")] = BATCH_SIZE,
+    as_json: bool = JsonOption,
+) -> None:
+    """Ingest evidence events, one JSON object per line: classified (D20, D21), linked to the catalogue,
+    committed as signals. A bad line is reported with its line number and skipped; the others go in.
+    Running the same file again inserts nothing new."""
+    if not path.is_file():
+        fail(f"no such file: {path}", as_json=as_json, code="invalid_parameters")
+    settings = get_settings()
+    from vpx.migrations import upgrade
+
+    upgrade(settings)
+
+    async def work(database: Database, settings: Settings) -> dict[str, Any]:
+        reader = JsonLinesReader(path)
+        report = await ingest_events(database, reader, settings=settings, clock=Clock(), batch_size=batch_size)
+        found = [(bad.line, "invalid_event", bad.message) for bad in reader.bad]
+        found += [(reader.lines[s.index], s.reason, s.message) for s in report.skipped]
+        skipped = [{"line": line, "reason": reason, "message": message} for line, reason, message in sorted(found)]
+        return {
+            "ingested": report.ingested,
+            "duplicates": report.duplicates,
+            "fcra_blocked": report.fcra_blocked,
+            "contacts_linked": report.contacts_linked,
+            "contacts_created": report.contacts_created,
+            "skipped": skipped,
+        }
+
+    result = run_with_database(work, as_json=as_json, settings=settings)
+    if as_json:
+        emit(result, as_json=True)
+        return
+    emit({k: v for k, v in result.items() if k != "skipped"} | {"skipped": len(result["skipped"])}, as_json=False)
+    for item in result["skipped"]:
+        typer.echo(f"line {item['line']}: {item['reason']}: {item['message']}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(signals_app, name="signals")
