@@ -10,6 +10,9 @@ from fastapi import Request, Response
 
 from vpx.dashboard.pages import Page, dashboard_router
 from vpx.dashboard.web import render
+from vpx.db import ReadSession
+from vpx.deps import AppSettings
+from vpx.signals import service as signal_service
 
 router = dashboard_router()
 
@@ -35,9 +38,17 @@ def has_route(request: Request, path: str) -> bool:
     return path in route_paths(request.app.routes)
 
 
+LATEST_SIGNALS = 25
+
+
 @router.get("/signals")
-async def signals_page(request: Request, user: Page) -> Response:
+async def signals_page(request: Request, user: Page, session: ReadSession, settings: AppSettings) -> Response:
     live = has_route(request, DASHBOARD_SIGNAL_STREAM)
+    # The latest signals (D22's first page, newest first), as the account's keys would see them: an
+    # fcra_blocked one reduced to its public fields (D19).
+    latest = await signal_service.query_signals(
+        session, signal_filter=signal_service.SignalFilter(), limit=LATEST_SIGNALS, cursor=None, settings=settings
+    )
     return render(
         request,
         "signals.html",
@@ -46,6 +57,7 @@ async def signals_page(request: Request, user: Page) -> Response:
             "section": "signals",
             "stream_url": DASHBOARD_SIGNAL_STREAM if live else None,
             "api_available": has_route(request, SIGNAL_STREAM),
+            "latest": latest.signals,
         },
     )
 
