@@ -57,7 +57,8 @@ async def test_signal_created_reaches_matching_subscriptions_only(
     got = {
         path: [payload(r.body) for r in receiver.received(path)] for path in ("/all", "/hot-co", "/dental", "/blocked")
     }
-    assert [p["data"]["topic"] for p in got["/all"]] == ["hot", "cold"]
+    # Deliveries to one endpoint run concurrently, so their arrival order is not the ingest order.
+    assert sorted(p["data"]["topic"] for p in got["/all"]) == ["cold", "hot"]
     assert [p["data"]["topic"] for p in got["/hot-co"]] == ["hot"]
     assert got["/dental"] == []
     [blocked] = got["/blocked"]
@@ -66,7 +67,7 @@ async def test_signal_created_reaches_matching_subscriptions_only(
     assert data["source_status"] == "fcra_blocked" and data["contact"] is None and data["evidence"] is None
     assert data["intent_level"] is None and data["reveal_cost"] is None and data["summary"] is None
     assert "eviction" not in receiver.received("/blocked")[0].body.decode()
-    hot = got["/all"][0]["data"]
+    [hot] = [p["data"] for p in got["/all"] if p["data"]["topic"] == "hot"]
     assert hot["contact"]["id"] == contact and hot["reveal_cost"] == 6 and hot["evidence"] == HOT
     # One event per signal and account: the buyer's two subscriptions share the hot signal's event id.
     assert len({r.event_id for r in rows}) == len({(r.account_id, r.payload) for r in rows}) == 3
