@@ -15,6 +15,7 @@ from vpx.accounts.router import router as account_router
 from vpx.auth import network
 from vpx.auth.ratelimit import RateLimits
 from vpx.auth.router import router as key_router
+from vpx.autobuy.router import router as autobuy_router
 from vpx.batches.router import router as batch_reveal_router
 from vpx.clock import Clock
 from vpx.config import Settings, get_settings
@@ -99,6 +100,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(export_router)
     app.include_router(signal_router)
     app.include_router(signal_admin_router)
+    app.include_router(autobuy_router)
     install_dashboard(app)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     return app

@@ -177,6 +177,7 @@ async def reveal_contact(
     accounts_locked: bool = False,
     batch_id: str | None = None,
     prefetch: RevealPrefetch | None = None,
+    ledger_description: str | None = None,
 ) -> RevealOutcome:
     """Reveals a contact to an account.
 
@@ -187,7 +188,8 @@ async def reveal_contact(
     ``lock_accounts``, the rows of the buyer and of the contact's publisher; then a refused reveal
     has written nothing but its suppression audit entry. ``prefetch`` (which implies the lock) spares
     the per-id look-ups. A new reveal raises ``contact.revealed`` for the account's webhook
-    subscriptions (D29), in the same transaction.
+    subscriptions (D29), in the same transaction. ``ledger_description`` replaces the ledger entry's
+    default description (auto-buy names its rule there).
     """
     accounts_locked = accounts_locked or prefetch is not None
     contact = await _contact_of(session, contact_id, prefetch)
@@ -211,7 +213,7 @@ async def reveal_contact(
         publisher = contact.publisher_account_id if contact.publisher_account_id != account_id else None
         price = reveal_price(contact.intent_level, settings)
         public_id = contact_public_id(contact.id)
-        description = f"Reveal of {public_id} ({contact.business_name})"
+        description = ledger_description or f"Reveal of {public_id} ({contact.business_name})"
         reveal = Reveal(
             account_id=account_id, contact_id=contact.id, credits_charged=price, channel=channel, created_at=now
         )

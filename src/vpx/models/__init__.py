@@ -1,6 +1,7 @@
 """Every table, one module per table family. Importing this package registers them all on Base."""
 
 from vpx.models.accounts import Account, ApiKey
+from vpx.models.autobuy import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey
 from vpx.models.batches import BatchReveal, BatchRevealItem
 from vpx.models.contacts import Contact, ContactSource, Reveal
 from vpx.models.credits import LedgerEntry
@@ -16,6 +17,9 @@ __all__ = [
     "Account",
     "AccountLogin",
     "ApiKey",
+    "AutoBuyPurchase",
+    "AutoBuyRule",
+    "AutoBuyRuleKey",
     "BatchReveal",
     "BatchRevealItem",
     "Company",

@@ -14,6 +14,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.autobuy import matching as autobuy_matching
 from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.models import Signal
@@ -40,6 +41,8 @@ IngestHook = Callable[[AsyncSession, Sequence[Signal], HookContext], Awaitable[N
 INGEST_HOOKS: tuple[IngestHook, ...] = (
     # signal.created webhook events (D29), through the outbox (signals-core).
     signal_webhooks.enqueue_signal_created,
+    # auto-buy purchases for matching rules (D24), after the contacts' prices are raised.
+    autobuy_matching.buy_matching_contacts,
 )
 
 
