@@ -60,6 +60,31 @@ ENDPOINTS: dict[tuple[str, str], tuple[str, str, Any]] = {
     ("POST", "/api/v1/signals/batch"): (READ, "/api/v1/signals/batch", {"queries": [{}]}),
     ("GET", "/api/v1/signals/{signal_id}"): (READ, "/api/v1/signals/sg_unknown", None),
     ("POST", "/api/v1/signals/{signal_id}/purchase"): (BUY, "/api/v1/signals/sg_unknown/purchase", None),
+    # Issue 6: auto-buy rules and purchases, Full Access (D24).
+    ("GET", "/api/v1/buyer/auto-buy/rules"): (MANAGE, "/api/v1/buyer/auto-buy/rules", None),
+    ("POST", "/api/v1/buyer/auto-buy/rules"): (
+        MANAGE,
+        "/api/v1/buyer/auto-buy/rules",
+        {"industries": ["dental"], "states": ["CO"], "min_confidence": 0.5},
+    ),
+    ("GET", "/api/v1/buyer/auto-buy/rules/{rule_id}"): (MANAGE, "/api/v1/buyer/auto-buy/rules/abr_unknown", None),
+    ("PATCH", "/api/v1/buyer/auto-buy/rules/{rule_id}"): (
+        MANAGE,
+        "/api/v1/buyer/auto-buy/rules/abr_unknown",
+        {"name": "x"},
+    ),
+    ("DELETE", "/api/v1/buyer/auto-buy/rules/{rule_id}"): (MANAGE, "/api/v1/buyer/auto-buy/rules/abr_unknown", None),
+    ("POST", "/api/v1/buyer/auto-buy/rules/{rule_id}/pause"): (
+        MANAGE,
+        "/api/v1/buyer/auto-buy/rules/abr_unknown/pause",
+        None,
+    ),
+    ("POST", "/api/v1/buyer/auto-buy/rules/{rule_id}/resume"): (
+        MANAGE,
+        "/api/v1/buyer/auto-buy/rules/abr_unknown/resume",
+        None,
+    ),
+    ("GET", "/api/v1/buyer/auto-buy/purchases"): (MANAGE, "/api/v1/buyer/auto-buy/purchases", None),
 }
 
 
