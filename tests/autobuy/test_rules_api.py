@@ -68,7 +68,7 @@ async def test_pause_and_resume(client: httpx.AsyncClient, factory: Factory) -> 
         ({"min_confidence": "0.5"}, "min_confidence"),
         ({"budget_credits": -1}, "budget_credits"),
         ({"budget_credits": 0}, "budget_credits"),
-        ({"budget_credits": 1.00001}, "budget_credits"),
+        ({"budget_credits": "5"}, "budget_credits"),
         ({"daily_cap": -5}, "daily_cap"),
         ({"daily_cap": 0}, "daily_cap"),
         ({"daily_cap": 2.5}, "daily_cap"),

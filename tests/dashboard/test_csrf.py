@@ -12,7 +12,16 @@ from sqlalchemy import func, select
 
 from tests.dashboard.conftest import PASSWORD, Browser, secret_of
 from tests.factories import Factory
-from vpx.models import Account, ApiKey, DashboardSession, LedgerEntry, Reveal, WebhookDelivery, WebhookEndpoint
+from vpx.models import (
+    Account,
+    ApiKey,
+    AutoBuyRule,
+    DashboardSession,
+    LedgerEntry,
+    Reveal,
+    WebhookDelivery,
+    WebhookEndpoint,
+)
 
 SIGNED_IN_FORMS = {
     "/dashboard/logout": {},
@@ -23,6 +32,8 @@ SIGNED_IN_FORMS = {
     "/dashboard/webhooks": {"url": "https://forged.example.com/hook", "events": "contact.revealed"},
     "/dashboard/webhooks/{webhook_id}/test": {},
     "/dashboard/webhooks/{webhook_id}/delete": {},
+    "/dashboard/rules": {"industries": "dental", "states": "CO", "min_confidence": "0.5"},
+    "/dashboard/rules/{rule_id}/{action}": {},
 }
 ANONYMOUS_FORMS = {
     "/dashboard/signup": {"email": "forged@example.com", "password": PASSWORD},
@@ -60,6 +71,7 @@ async def snapshot(app: FastAPI) -> dict[str, Any]:
             "sessions": await session.scalar(select(func.count()).select_from(DashboardSession)),
             "reveals": await session.scalar(select(func.count()).select_from(Reveal)),
             "ledger": await session.scalar(select(func.count()).select_from(LedgerEntry)),
+            "rules": sorted((r.id, r.status) for r in await session.scalars(select(AutoBuyRule))),
         }
 
 
@@ -78,7 +90,14 @@ async def signed_in(web: Browser, factory: Factory, app: FastAPI) -> dict[str, s
         data={"csrf_token": token, "url": "https://hooks.example.com/a", "events": "contact.revealed"},
     )
     webhook_id = hook.text.split("<code>wh_", 1)[1].split("</code>", 1)[0]
+    rule = await web.http.post(
+        "/dashboard/rules",
+        data={"csrf_token": token, "industries": "dental", "states": "CO", "min_confidence": "0.5"},
+    )
+    rule_id = rule.text.split('data-rule-id="', 1)[1].split('"', 1)[0]
     return {
+        "rule_id": rule_id,
+        "action": "pause",
         "key_id": "key_" + key_id,
         "contact_id": await factory.contact(),
         "secret": secret_of(key_page.text),

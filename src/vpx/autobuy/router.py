@@ -26,7 +26,9 @@ WRITE_ERRORS = problem_responses(400, 401, 403, 404, 413, 422, 429)
 class PurchaseQuery(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    rule_id: str | None = Field(default=None, max_length=40, description="Only this rule's purchases.")
+    rule_id: str | None = Field(
+        default=None, max_length=40, pattern=r"^[0-9A-Za-z_]+$", description="Only this rule's purchases."
+    )
     limit: JsonInt = Field(default=25, ge=1, le=100, description="Page size, 1–100.")
     cursor: str | None = Field(default=None, max_length=200, description="`next_cursor` of the previous page.")
 

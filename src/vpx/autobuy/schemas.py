@@ -6,10 +6,11 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
+from vpx.auth.schemas import NAME_PATTERN
 from vpx.fields import JsonInt, StateCode, Vertical
-from vpx.money import Credits
+from vpx.money import Credits, quantize
 from vpx.signals.schemas import Category, IntentLevel, SignalView
 
 
@@ -20,18 +21,32 @@ def _number(value: object) -> object:
     return value
 
 
-Number = Annotated[float, BeforeValidator(_number)]
-CreditAmount = Annotated[Decimal, BeforeValidator(_number)]
+def _to_units(value: Decimal) -> Decimal:
+    # Credits are exact to 1/10,000 (D11): finer amounts are rounded half to even, as storage would.
+    return quantize(value)
+
+
+Confidence = Annotated[float, BeforeValidator(_number), Field(ge=0, le=1)]
+Budget = Annotated[
+    Decimal,
+    BeforeValidator(_number),
+    Field(gt=0, le=1_000_000_000),
+    AfterValidator(_to_units),
+    WithJsonSchema(
+        {"type": "number", "exclusiveMinimum": 0, "maximum": 1_000_000_000, "description": "Credits (D11)."}
+    ),
+]
+DailyCap = Annotated[JsonInt, Field(ge=1, le=1_000_000)]
+# Constraints inside the annotated types, so the OpenAPI document states them for optional fields too.
+Industries = Annotated[list[Vertical], Field(min_length=1, max_length=46)]
+States = Annotated[list[StateCode], Field(min_length=1, max_length=60)]
+Categories = Annotated[list[Category], Field(min_length=1)]
+IntentLevels = Annotated[list[IntentLevel], Field(min_length=1)]
+RuleName = Annotated[str, Field(max_length=200, pattern=NAME_PATTERN)]
 
 
 def _distinct(values: list[str] | None) -> list[str] | None:
     return None if values is None else list(dict.fromkeys(values))
-
-
-def _whole_units(value: Decimal | None) -> Decimal | None:
-    if value is not None and value != value.quantize(Decimal("0.0001")):
-        raise ValueError("credits are exact to 1/10,000; use at most 4 decimal places")
-    return value
 
 
 class RuleFields(BaseModel):
@@ -42,42 +57,33 @@ class RuleFields(BaseModel):
     _distinct_lists = field_validator("industries", "states", "categories", "intent_levels", check_fields=False)(
         _distinct
     )
-    _budget = field_validator("budget_credits", check_fields=False)(_whole_units)
 
 
 class RuleCreate(RuleFields):
-    name: str = Field(default="", max_length=200)
-    industries: list[Vertical] = Field(min_length=1, max_length=46, description="Verticals to buy in (D18).")
-    states: list[StateCode] = Field(min_length=1, max_length=60, description="Two-letter state codes.")
-    min_confidence: Number = Field(ge=0, le=1, description="Signals below this confidence are not bought.")
-    categories: list[Category] | None = Field(
-        default=None, min_length=1, description="Signal categories to buy on; absent: all."
-    )
-    intent_levels: list[IntentLevel] | None = Field(
-        default=None, min_length=1, description="Intent levels to buy on; absent: all."
-    )
-    budget_credits: CreditAmount | None = Field(
+    name: RuleName = ""
+    industries: Industries = Field(description="Verticals to buy in (D18).")
+    states: States = Field(description="Two-letter state codes.")
+    min_confidence: Confidence = Field(description="Signals below this confidence are not bought.")
+    categories: Categories | None = Field(default=None, description="Signal categories to buy on; absent: all.")
+    intent_levels: IntentLevels | None = Field(default=None, description="Intent levels to buy on; absent: all.")
+    budget_credits: Budget | None = Field(
         default=None,
-        gt=0,
-        max_digits=14,
         description="Total credits the rule may spend; absent: only the balance limits it.",
     )
-    daily_cap: JsonInt | None = Field(
-        default=None, ge=1, le=1_000_000, description="Contacts bought per UTC day; absent: no cap."
-    )
+    daily_cap: DailyCap | None = Field(default=None, description="Contacts bought per UTC day; absent: no cap.")
 
 
 class RuleUpdate(RuleFields):
     """Only the fields given change; `budget_credits` or `daily_cap` set to null removes the limit."""
 
-    name: str | None = Field(default=None, max_length=200)
-    industries: list[Vertical] | None = Field(default=None, min_length=1, max_length=46)
-    states: list[StateCode] | None = Field(default=None, min_length=1, max_length=60)
-    min_confidence: Number | None = Field(default=None, ge=0, le=1)
-    categories: list[Category] | None = Field(default=None, min_length=1)
-    intent_levels: list[IntentLevel] | None = Field(default=None, min_length=1)
-    budget_credits: CreditAmount | None = Field(default=None, gt=0, max_digits=14)
-    daily_cap: JsonInt | None = Field(default=None, ge=1, le=1_000_000)
+    name: RuleName | None = None
+    industries: Industries | None = None
+    states: States | None = None
+    min_confidence: Confidence | None = None
+    categories: Categories | None = None
+    intent_levels: IntentLevels | None = None
+    budget_credits: Budget | None = None
+    daily_cap: DailyCap | None = None
 
 
 class RuleView(BaseModel):

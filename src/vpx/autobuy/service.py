@@ -7,6 +7,7 @@ the same transaction.
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -24,6 +25,8 @@ from vpx.models import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Signal
 from vpx.signals import service as signal_service
 
 PURCHASE_CURSOR = "abp"
+# Never hand the database an id this service could not have issued.
+RULE_ID = re.compile(r"^abr_[0-9A-Za-z]{1,28}$")
 PAUSED_BY_ACCOUNT = "paused by the account"
 REQUIRED_FIELDS = ("industries", "states", "min_confidence")
 
@@ -117,7 +120,7 @@ async def list_rules(session: AsyncSession, *, account_id: str) -> list[AutoBuyR
 async def get_rule(session: AsyncSession, *, account_id: str, rule_id: str, lock: bool = False) -> AutoBuyRule:
     """The account's rule; 404 for unknown ids, deleted rules and other accounts' rules (D2)."""
     rule: AutoBuyRule | None = None
-    if len(rule_id) <= 32:
+    if RULE_ID.match(rule_id):
         statement = select(AutoBuyRule).where(AutoBuyRule.id == rule_id)
         if lock and session.get_bind().dialect.name == "postgresql":
             # The matcher locks the rule row too: an update waits for an ingest's purchases, and the

@@ -1,5 +1,5 @@
-"""Pages for capabilities other work delivers (signals, auto-buy rules): each page comes alive when
-its API exists in this app, and says so plainly until then."""
+"""Pages for capabilities other work delivers (the signals page and its live view): each part comes
+alive when its route exists in this app, and says so plainly until then."""
 
 from __future__ import annotations
 
@@ -20,7 +20,6 @@ SIGNAL_STREAM = "/api/v1/signals/stream"
 # The live view's own stream: the signed-in browser cannot send an X-API-Key header from
 # EventSource, so the signals work adds this session-authenticated relay of the D23 stream.
 DASHBOARD_SIGNAL_STREAM = "/dashboard/signals/stream"
-RULES = "/api/v1/buyer/auto-buy/rules"
 
 
 def route_paths(routes: Iterable[Any], prefix: str = "") -> Iterator[str]:
@@ -58,21 +57,5 @@ async def signals_page(request: Request, user: Page, session: ReadSession, setti
             "stream_url": DASHBOARD_SIGNAL_STREAM if live else None,
             "api_available": has_route(request, SIGNAL_STREAM),
             "latest": latest.signals,
-        },
-    )
-
-
-@router.get("/rules")
-async def rules_page(request: Request, user: Page) -> Response:
-    return render(
-        request,
-        "capability.html",
-        {
-            "title": "Auto-buy rules",
-            "section": "rules",
-            "available": has_route(request, RULES),
-            "api_path": RULES,
-            "what": "Auto-buy rules buy the contacts of new signals that match your criteria, within a budget "
-            "and a daily cap (Full Access keys).",
         },
     )
