@@ -32,44 +32,60 @@ LEDGER_KIND = "auto_buy"
 
 def rule_wants(rule: AutoBuyRule, signal: Signal) -> bool:
     """Everything but vertical and state, which the index already matched."""
+    return rule.status == "active" and _passes(rule.min_confidence, rule.categories, rule.intent_levels, signal)
+
+
+def _passes(min_confidence: float, categories: list[str], intent_levels: list[str], signal: Signal) -> bool:
     return (
-        rule.status == "active"
-        and signal.confidence >= rule.min_confidence
-        and (not rule.categories or signal.category in rule.categories)
-        and (not rule.intent_levels or signal.intent_level in rule.intent_levels)
+        signal.confidence >= min_confidence
+        and (not categories or signal.category in categories)
+        and (not intent_levels or signal.intent_level in intent_levels)
     )
 
 
-async def matching_rules(session: AsyncSession, signals: Sequence[Signal]) -> dict[tuple[str, str], list[str]]:
-    """Active rule ids by (vertical, state), for the pairs these signals carry: one index lookup."""
-    pairs = sorted({(s.industry, s.state) for s in signals})
-    found: dict[tuple[str, str], list[str]] = {}
+async def wanted_by_rule(session: AsyncSession, signals: Sequence[Signal]) -> dict[str, list[Signal]]:
+    """The signals each active rule wants: one indexed lookup of the batch's (vertical, state) pairs,
+    reading only the filter columns, then the filters in memory. Nothing is locked yet."""
+    by_pair: dict[tuple[str, str], list[Signal]] = {}
+    for signal in signals:
+        by_pair.setdefault((signal.industry, signal.state), []).append(signal)
+    pairs = sorted(by_pair)
+    wanted: dict[str, list[Signal]] = {}
     for start in range(0, len(pairs), 400):
         rows = await session.execute(
-            select(AutoBuyRuleKey.industry, AutoBuyRuleKey.state, AutoBuyRuleKey.rule_id).where(
-                tuple_(AutoBuyRuleKey.industry, AutoBuyRuleKey.state).in_(pairs[start : start + 400])
+            select(
+                AutoBuyRuleKey.industry,
+                AutoBuyRuleKey.state,
+                AutoBuyRule.id,
+                AutoBuyRule.min_confidence,
+                AutoBuyRule.categories,
+                AutoBuyRule.intent_levels,
             )
+            .join(AutoBuyRule, AutoBuyRule.id == AutoBuyRuleKey.rule_id)
+            .where(tuple_(AutoBuyRuleKey.industry, AutoBuyRuleKey.state).in_(pairs[start : start + 400]))
         )
-        for industry, state, rule_id in rows:
-            found.setdefault((industry, state), []).append(rule_id)
-    return found
+        for industry, state, rule_id, min_confidence, categories, intent_levels in rows:
+            for signal in by_pair[(industry, state)]:
+                if _passes(min_confidence, categories or [], intent_levels or [], signal):
+                    wanted.setdefault(rule_id, []).append(signal)
+    return wanted
 
 
 async def buy_matching_contacts(session: AsyncSession, signals: Sequence[Signal], context: HookContext) -> None:
     # D19/D21: an fcra_blocked signal has no contact and is never bought; unlinked signals neither.
-    wanted = [s for s in signals if s.source_status == "available" and s.contact_id is not None]
+    available = [s for s in signals if s.source_status == "available" and s.contact_id is not None]
+    if not available:
+        return
+    wanted = await wanted_by_rule(session, available)
     if not wanted:
         return
-    by_pair = await matching_rules(session, wanted)
-    if not by_pair:
-        return
-    rule_ids = sorted({rule_id for ids in by_pair.values() for rule_id in ids})
-    statement = select(AutoBuyRule).where(AutoBuyRule.id.in_(rule_ids)).order_by(AutoBuyRule.id)
-    postgres = context.dialect == "postgresql"
-    if postgres:
+    # Only the rules that want something are locked and loaded, in id order (PostgreSQL), and checked
+    # again: a rule paused or changed since the lookup above is seen as it is now.
+    statement = select(AutoBuyRule).where(AutoBuyRule.id.in_(sorted(wanted))).order_by(AutoBuyRule.id)
+    if context.dialect == "postgresql":
         statement = statement.with_for_update()
     rules = {r.id: r for r in await session.scalars(statement.execution_options(populate_existing=True))}
-    contact_ids = sorted({s.contact_id for s in wanted if s.contact_id is not None})
+    contact_ids = sorted({s.contact_id for ids in wanted.values() for s in ids if s.contact_id is not None})
     publishers = {
         publisher
         for publisher in await session.scalars(
@@ -81,11 +97,14 @@ async def buy_matching_contacts(session: AsyncSession, signals: Sequence[Signal]
     }
     # Every balance a purchase may change, locked once and in order (no deadlock with batch reveals).
     await contact_service.lock_accounts(session, {r.account_id for r in rules.values()} | publishers)
-    for signal in sorted(wanted, key=lambda s: s.sequence):
-        for rule_id in sorted(by_pair.get((signal.industry, signal.state), [])):
-            rule = rules.get(rule_id)
-            if rule is not None and rule_wants(rule, signal):
-                await _buy(session, rule, signal, context)
+    attempts = sorted(
+        ((signal.sequence, rule_id, signal) for rule_id, found in wanted.items() for signal in found),
+        key=lambda item: (item[0], item[1]),
+    )
+    for _, rule_id, signal in attempts:
+        rule = rules.get(rule_id)
+        if rule is not None and rule_wants(rule, signal):
+            await _buy(session, rule, signal, context)
 
 
 async def _buy(session: AsyncSession, rule: AutoBuyRule, signal: Signal, context: HookContext) -> None:
