@@ -105,10 +105,13 @@ async def test_required_fields(client: httpx.AsyncClient, factory: Factory, miss
 async def test_invalid_updates_change_nothing(client: httpx.AsyncClient, factory: Factory) -> None:
     full = (await factory.account()).headers("full")
     rule = await create_rule(client, full, budget_credits=30)
-    for change in ({"industries": None}, {"states": ["XX"]}, {"budget_credits": -3}, {"min_confidence": 2}):
+    for change in ({"industries": []}, {"states": ["XX"]}, {"budget_credits": -3}, {"min_confidence": 2}):
         response = await client.patch(f"{RULES}/{rule['id']}", json=change, headers=full)
         assert response.status_code == 422, (change, response.text)
     assert (await client.get(f"{RULES}/{rule['id']}", headers=full)).json() == rule
+    # Null for a field a rule cannot be without leaves it as it is.
+    kept = await client.patch(f"{RULES}/{rule['id']}", json={"industries": None, "states": None}, headers=full)
+    assert kept.status_code == 200 and kept.json()["industries"] == rule["industries"]
 
 
 @pytest.mark.parametrize("key_type", ["ro", "live"])

@@ -26,17 +26,19 @@ def _to_units(value: Decimal) -> Decimal:
     return quantize(value)
 
 
-Confidence = Annotated[float, BeforeValidator(_number), Field(ge=0, le=1)]
+Confidence = Annotated[
+    float, BeforeValidator(_number), Field(ge=0, le=1), WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1})
+]
 Budget = Annotated[
     Decimal,
     BeforeValidator(_number),
-    Field(gt=0, le=1_000_000_000),
+    Field(ge=Decimal("0.0001"), le=1_000_000_000),
     AfterValidator(_to_units),
-    WithJsonSchema(
-        {"type": "number", "exclusiveMinimum": 0, "maximum": 1_000_000_000, "description": "Credits (D11)."}
-    ),
+    WithJsonSchema({"type": "number", "minimum": 0.0001, "maximum": 1_000_000_000, "description": "Credits (D11)."}),
 ]
-DailyCap = Annotated[JsonInt, Field(ge=1, le=1_000_000)]
+DailyCap = Annotated[
+    JsonInt, Field(ge=1, le=1_000_000), WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 1_000_000})
+]
 # Constraints inside the annotated types, so the OpenAPI document states them for optional fields too.
 Industries = Annotated[list[Vertical], Field(min_length=1, max_length=46)]
 States = Annotated[list[StateCode], Field(min_length=1, max_length=60)]
@@ -74,7 +76,8 @@ class RuleCreate(RuleFields):
 
 
 class RuleUpdate(RuleFields):
-    """Only the fields given change; `budget_credits` or `daily_cap` set to null removes the limit."""
+    """Only the fields given change; `budget_credits` or `daily_cap` set to null removes the limit;
+    null for `name`, `industries`, `states` or `min_confidence` leaves them as they are."""
 
     name: RuleName | None = None
     industries: Industries | None = None

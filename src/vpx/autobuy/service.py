@@ -19,7 +19,7 @@ from vpx.autobuy.schemas import PurchasePage, PurchaseView, RuleCreate, RuleUpda
 from vpx.config import Settings
 from vpx.contacts.service import contact_public_id
 from vpx.cursors import decode_cursor, encode_cursor
-from vpx.errors import Conflict, InvalidParameters, NotFound
+from vpx.errors import Conflict, NotFound
 from vpx.ids import new_id, public_number_id
 from vpx.models import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Signal
 from vpx.signals import service as signal_service
@@ -28,7 +28,7 @@ PURCHASE_CURSOR = "abp"
 # Never hand the database an id this service could not have issued.
 RULE_ID = re.compile(r"^abr_[0-9A-Za-z]{1,28}$")
 PAUSED_BY_ACCOUNT = "paused by the account"
-REQUIRED_FIELDS = ("industries", "states", "min_confidence")
+KEPT_WHEN_NULL = ("name", "industries", "states", "min_confidence")
 
 
 def cheapest_price(settings: Settings) -> Decimal:
@@ -135,10 +135,8 @@ async def get_rule(session: AsyncSession, *, account_id: str, rule_id: str, lock
 async def update_rule(
     session: AsyncSession, *, account_id: str, rule_id: str, body: RuleUpdate, now: datetime, settings: Settings
 ) -> AutoBuyRule:
-    given = body.model_fields_set
-    for name in REQUIRED_FIELDS:
-        if name in given and getattr(body, name) is None:
-            raise InvalidParameters.field(name, "cannot be null")
+    # Null for a field the rule cannot be without (or for the name) leaves it as it is.
+    given = {name for name in body.model_fields_set if name not in KEPT_WHEN_NULL or getattr(body, name) is not None}
     rule = await get_rule(session, account_id=account_id, rule_id=rule_id, lock=True)
     changes: dict[str, Any] = body.model_dump(include=given)
     if "name" in changes:
