@@ -24,7 +24,8 @@ from vpx.clock import Clock
 _DIR = Path(tempfile.mkdtemp(prefix="vpx-schemathesis-"))
 DATABASE_URL = os.environ.get("VPX_SCHEMATHESIS_DATABASE_URL", f"sqlite+aiosqlite:///{_DIR / 'vpx.db'}")
 migrate(DATABASE_URL)
-APP = create_app(test_settings(DATABASE_URL, pool_size=0), clock=Clock())
+# A signal stream ends after its lifetime (D23): a short one, so that each generated stream request ends.
+APP = create_app(test_settings(DATABASE_URL, pool_size=0, stream_max_seconds=0.2), clock=Clock())
 
 
 async def _seed() -> str:

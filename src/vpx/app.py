@@ -33,6 +33,7 @@ from vpx.publishers.router import router as publisher_router
 from vpx.registries.router import router as registry_router
 from vpx.signals.router import admin_router as signal_admin_router
 from vpx.signals.router import router as signal_router
+from vpx.signals.stream import SignalBroker
 from vpx.webhooks.addresses import system_resolver
 from vpx.webhooks.router import router as webhook_router
 from vpx.worker.loop import InProcessWorker, Worker
@@ -63,6 +64,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
             )
             worker.start()
         yield
+        await app.state.signal_broker.stop()
         if worker is not None:
             await worker.stop(grace_seconds=settings.webhook_timeout_seconds + 2)
         await database.dispose()
@@ -81,6 +83,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.state.clock = clock or Clock()
     app.state.rate_limits = RateLimits(settings)
     app.state.search = backend_for(database.dialect)
+    # D23: one broker per process feeds every open signal stream (started by the first one).
+    app.state.signal_broker = SignalBroker(database, settings)
     app.state.trusted_proxies = [network.parse_network(p) for p in settings.trusted_proxies]
     # How webhook hosts are resolved for the SSRF guard (tests may put a stand-in DNS here).
     app.state.webhook_resolver = system_resolver

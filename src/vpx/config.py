@@ -62,6 +62,15 @@ class Settings(BaseSettings):
     # Deliveries claimed (and sent concurrently) at a time by one worker.
     worker_batch_size: int = Field(default=50, ge=1, le=1000)
 
+    # D23: the signal stream. A keep-alive comment at least this often; a connection's lifetime cap
+    # (then a clean close and the client reconnects with Last-Event-ID); how often a process looks for
+    # signals committed by other processes where no notification tells it (SQLite); how many events
+    # a slow client may fall behind before it is disconnected (it resumes from the database).
+    stream_keepalive_seconds: float = Field(default=15.0, gt=0, le=15)
+    stream_max_seconds: float = Field(default=3600.0, gt=0, le=86_400)
+    stream_poll_seconds: float = Field(default=0.5, gt=0, le=60)
+    stream_queue_size: int = Field(default=1000, ge=10, le=100_000)
+
     idempotency_ttl_hours: int = 24
     key_rotation_days: int = 90
     max_active_keys: int = 5

@@ -60,6 +60,8 @@ ENDPOINTS: dict[tuple[str, str], tuple[str, str, Any]] = {
     ("POST", "/api/v1/signals/batch"): (READ, "/api/v1/signals/batch", {"queries": [{}]}),
     ("GET", "/api/v1/signals/{signal_id}"): (READ, "/api/v1/signals/sg_unknown", None),
     ("POST", "/api/v1/signals/{signal_id}/purchase"): (BUY, "/api/v1/signals/sg_unknown/purchase", None),
+    # D23: Full Access only. A bad filter makes the allowed key's answer a 422 instead of an endless stream.
+    ("GET", "/api/v1/signals/stream"): (MANAGE, "/api/v1/signals/stream?industry=not-a-vertical", None),
     # Issue 6: auto-buy rules and purchases, Full Access (D24).
     ("GET", "/api/v1/buyer/auto-buy/rules"): (MANAGE, "/api/v1/buyer/auto-buy/rules", None),
     ("POST", "/api/v1/buyer/auto-buy/rules"): (

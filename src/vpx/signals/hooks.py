@@ -18,6 +18,7 @@ from vpx.autobuy import matching as autobuy_matching
 from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.models import Signal
+from vpx.signals import stream as signal_stream
 from vpx.signals import webhooks as signal_webhooks
 
 
@@ -41,6 +42,8 @@ IngestHook = Callable[[AsyncSession, Sequence[Signal], HookContext], Awaitable[N
 INGEST_HOOKS: tuple[IngestHook, ...] = (
     # signal.created webhook events (D29), through the outbox (signals-core).
     signal_webhooks.enqueue_signal_created,
+    # open signal streams everywhere learn of the new signals at commit (D23).
+    signal_stream.announce_signals,
     # auto-buy purchases for matching rules (D24), after the contacts' prices are raised.
     autobuy_matching.buy_matching_contacts,
 )

@@ -9,10 +9,18 @@ from fastapi import APIRouter, Body, Depends, Header, Path, Query, Request, Resp
 from fastapi.responses import JSONResponse
 
 from vpx.auth import network
-from vpx.auth.dependencies import BuyCaller, ReadCaller
+from vpx.auth.dependencies import BuyCaller, ManageCaller, ReadCaller
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import AppSettings, Now
-from vpx.errors import PROBLEM_JSON, AdminForbidden, InvalidAdminToken, ProblemError, RateLimited, problem_responses
+from vpx.errors import (
+    PROBLEM_JSON,
+    AdminForbidden,
+    InvalidAdminToken,
+    InvalidParameters,
+    ProblemError,
+    RateLimited,
+    problem_responses,
+)
 from vpx.idempotency.service import run_idempotent
 from vpx.money import credits_header
 from vpx.signals import purchase as signal_purchase
@@ -27,10 +35,12 @@ from vpx.signals.schemas import (
     SignalPage,
     SignalPurchase,
     SignalQueryParams,
+    SignalStreamParams,
     SignalView,
     SkippedEvent,
 )
 from vpx.signals.service import SignalFilter
+from vpx.signals.sse import stream_response
 
 router = APIRouter(prefix="/api/v1/signals", tags=["signals"])
 admin_router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
@@ -60,6 +70,58 @@ async def query_signals(
         limit=params.limit,
         cursor=params.cursor,
         settings=settings,
+    )
+
+
+def _last_event_id(value: str | None) -> int | None:
+    if value is None or value.strip() == "":
+        return None
+    text = value.strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 18:
+        raise InvalidParameters.field(
+            "Last-Event-ID", "must be the id of an event this stream sent (a sequence number)"
+        )
+    return int(text)
+
+
+@router.get(
+    "/stream",
+    response_class=Response,
+    responses={
+        200: {
+            "description": "`text/event-stream`: `id: <sequence>`, `event: signal`, `data: <signal JSON>`; "
+            "keep-alive comments at least every 15 s.",
+            "content": {"text/event-stream": {"schema": {"type": "string"}}},
+        },
+        **problem_responses(401, 403, 422, 429),
+    },
+    summary="Stream new signals",
+)
+async def stream_signals(
+    request: Request,
+    params: Annotated[SignalStreamParams, Query()],
+    caller: ManageCaller,
+    settings: AppSettings,
+    last_event_id: Annotated[
+        str,
+        Header(
+            alias="Last-Event-ID",
+            pattern=r"^[0-9]{1,18}$",
+            description="Resume after this event (its `id`, a sequence number): the missed ones come first.",
+        ),
+    ] = "",
+) -> Response:
+    """D23: Full Access only. New signals as they are ingested (by any server process), filtered like
+    `GET /signals`; fcra_blocked ones only with `source_status=fcra_blocked`, reduced (D19). With
+    `Last-Event-ID` the signals missed since that event come first, without gap or repeat. A connection
+    ends cleanly after its lifetime (`VPX_STREAM_MAX_SECONDS`); the client reconnects with Last-Event-ID."""
+    after = _last_event_id(last_event_id)
+    return stream_response(
+        broker=request.app.state.signal_broker,
+        database=request.app.state.database,
+        settings=settings,
+        signal_filter=SignalFilter.of(params.model_dump()),
+        last_event_id=after,
     )
 
 

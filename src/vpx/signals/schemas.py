@@ -63,6 +63,18 @@ class SignalQueryParams(BaseModel):
     cursor: str | None = Field(default=None, max_length=200, description="`next_cursor` of the previous page.")
 
 
+class SignalStreamParams(BaseModel):
+    """D23's filters (D22's, without paging). Without `source_status`, available signals only (D19)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+    category: Category | None = None
+    industry: Vertical | None = None
+    intent_level: IntentLevel | None = None
+    state: StateCode | None = None
+    source_status: SourceStatus | None = None
+
+
 def _no_bool(value: object) -> object:
     if isinstance(value, bool):
         raise ValueError("must be a string")

@@ -1,0 +1,92 @@
+"""One signal stream connection (D23): the replay after Last-Event-ID, then live events, keep-alive
+comments, and a clean end when the connection's lifetime is up or the client fell too far behind.
+
+The database is only touched for the replay, in short read transactions: no session is held while
+the connection waits (the broker reads new signals once for every connection of the process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from vpx.config import Settings
+from vpx.db import Database
+from vpx.signals import service as signal_service
+from vpx.signals.schemas import SignalView
+from vpx.signals.stream import SignalBroker
+
+REPLAY_BATCH = 500
+# The client's reconnection delay after a clean end, in milliseconds.
+RECONNECT_MS = 1000
+
+
+def _message(view: SignalView) -> ServerSentEvent:
+    return ServerSentEvent(id=str(view.sequence), event="signal", data=view.model_dump_json())
+
+
+async def signal_events(
+    *,
+    broker: SignalBroker,
+    database: Database,
+    settings: Settings,
+    signal_filter: signal_service.SignalFilter,
+    last_event_id: int | None,
+) -> AsyncIterator[ServerSentEvent]:
+    subscription = await broker.subscribe(signal_filter)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + settings.stream_max_seconds
+    try:
+        # The connection opens at once, whatever follows.
+        yield ServerSentEvent(comment="vpx signal stream", retry=RECONNECT_MS)
+        sent = subscription.start_sequence
+        if last_event_id is not None:
+            # D23: replay what the client missed, up to where the live queue takes over; no gap, no repeat.
+            sent = last_event_id
+            while sent < subscription.start_sequence:
+                async with database.read_sessions() as session:
+                    views = await signal_service.signals_after(
+                        session, after_sequence=sent, signal_filter=signal_filter, limit=REPLAY_BATCH,
+                        settings=settings,
+                    )  # fmt: skip
+                wanted = [v for v in views if v.sequence <= subscription.start_sequence]
+                for view in wanted:
+                    yield _message(view)
+                    sent = view.sequence
+                if len(wanted) < len(views) or len(views) < REPLAY_BATCH:
+                    break
+            sent = max(sent, subscription.start_sequence)
+        while True:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                yield ServerSentEvent(comment="lifetime reached: reconnect with Last-Event-ID", retry=RECONNECT_MS)
+                return
+            if subscription.overflowed.is_set() and subscription.queue.empty():
+                yield ServerSentEvent(comment="too far behind: reconnect with Last-Event-ID", retry=RECONNECT_MS)
+                return
+            try:
+                view = await asyncio.wait_for(subscription.queue.get(), timeout=min(remaining, 1.0))
+            except TimeoutError:
+                continue
+            if view.sequence > sent:
+                yield _message(view)
+                sent = view.sequence
+    finally:
+        broker.unsubscribe(subscription)
+
+
+def stream_response(
+    *,
+    broker: SignalBroker,
+    database: Database,
+    settings: Settings,
+    signal_filter: signal_service.SignalFilter,
+    last_event_id: int | None,
+) -> EventSourceResponse:
+    events = signal_events(
+        broker=broker, database=database, settings=settings, signal_filter=signal_filter, last_event_id=last_event_id
+    )
+    # D23: a keep-alive comment at least every 15 s (sse-starlette's ping).
+    return EventSourceResponse(events, ping=max(1, int(settings.stream_keepalive_seconds)))

@@ -1,0 +1,197 @@
+"""The signal stream's broker (D23): one per process, shared by every open stream.
+
+New signals are found once per process and fanned out in memory: on PostgreSQL a LISTEN connection
+hears the ingest transaction's NOTIFY at commit (from any process); on SQLite an ingest in this process
+wakes the broker after commit and a short poll finds what other processes (the CLI) committed. Each
+wake-up is one read of the signals above the last sequence seen, with their views built once; every
+connection then filters them with its own D22 filter. A connection whose queue fills up (a client that
+reads too slowly) is told to go: it reconnects with Last-Event-ID and catches up from the database.
+
+Sequences are handed out under a row lock held until commit (see ``pipeline``), so reading
+``sequence > last`` never skips a signal that commits later with a lower number.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import asyncpg
+from sqlalchemy import event, func, select, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import Session
+
+from vpx.config import Settings
+from vpx.db import Database
+from vpx.models import Signal
+from vpx.signals import service as signal_service
+from vpx.signals.schemas import SignalView
+
+log = logging.getLogger(__name__)
+
+NOTIFY_CHANNEL = "vpx_signals"
+READ_BATCH = 500
+LISTEN_RETRY_SECONDS = 5.0
+
+
+@dataclass(eq=False)
+class Subscription:
+    """One open stream: its filter, the events waiting for it, and whether it fell too far behind."""
+
+    signal_filter: signal_service.SignalFilter
+    queue: asyncio.Queue[SignalView]
+    # The last sequence the broker had dispatched when this subscription began: everything above it
+    # arrives through the queue, everything up to it is the stream's replay from the database.
+    start_sequence: int
+    overflowed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class SignalBroker:
+    def __init__(self, database: Database, settings: Settings) -> None:
+        self.database = database
+        self.settings = settings
+        self.subscriptions: set[Subscription] = set()
+        self.last_sequence = 0
+        self.woken = asyncio.Event()
+        self.stopping = asyncio.Event()
+        self.tasks: list[asyncio.Task[None]] = []
+        self.started = False
+        self.lock = asyncio.Lock()
+
+    async def subscribe(self, signal_filter: signal_service.SignalFilter) -> Subscription:
+        async with self.lock:
+            if not self.started:
+                await self._start()
+        subscription = Subscription(
+            signal_filter=signal_filter,
+            queue=asyncio.Queue(maxsize=self.settings.stream_queue_size),
+            start_sequence=self.last_sequence,
+        )
+        self.subscriptions.add(subscription)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        self.subscriptions.discard(subscription)
+
+    def wake(self) -> None:
+        self.woken.set()
+
+    async def stop(self) -> None:
+        self.stopping.set()
+        for task in self.tasks:
+            task.cancel()
+        for task in self.tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self.tasks.clear()
+        _brokers.discard(self)
+
+    async def _start(self) -> None:
+        async with self.database.read_sessions() as session:
+            self.last_sequence = int(await session.scalar(select(func.coalesce(func.max(Signal.sequence), 0))) or 0)
+        self.started = True
+        _brokers.add(self)
+        self.tasks.append(asyncio.create_task(self._dispatch_loop()))
+        if not self.database.is_sqlite:
+            self.tasks.append(asyncio.create_task(self._listen()))
+
+    async def _dispatch_loop(self) -> None:
+        # With LISTEN, the poll is only a safety net for a lost connection.
+        interval = self.settings.stream_poll_seconds if self.database.is_sqlite else LISTEN_RETRY_SECONDS
+        while not self.stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.woken.wait(), timeout=interval)
+            self.woken.clear()
+            if not self.subscriptions:
+                continue
+            try:
+                await self._dispatch_new()
+            except Exception:  # a database hiccup must not end the broker; the next wake-up retries
+                log.exception("signal stream read failed")
+
+    async def _dispatch_new(self) -> None:
+        while True:
+            async with self.database.read_sessions() as session:
+                rows = list(
+                    await session.scalars(
+                        select(Signal)
+                        .where(Signal.sequence > self.last_sequence)
+                        .order_by(Signal.sequence)
+                        .limit(READ_BATCH)
+                    )
+                )
+                if not rows:
+                    return
+                views = await signal_service.views_of(session, rows, self.settings)
+            for view in views:
+                payload = view.model_dump(mode="json")
+                for subscription in list(self.subscriptions):
+                    if subscription.overflowed.is_set() or view.sequence <= subscription.start_sequence:
+                        continue
+                    if not signal_service.stream_visible(subscription.signal_filter, payload):
+                        continue
+                    try:
+                        subscription.queue.put_nowait(view)
+                    except asyncio.QueueFull:
+                        subscription.overflowed.set()
+            self.last_sequence = rows[-1].sequence
+            if len(rows) < READ_BATCH:
+                return
+
+    async def _listen(self) -> None:
+        url = make_url(self.database.url).set(drivername="postgresql")
+        dsn = url.render_as_string(hide_password=False)
+        while not self.stopping.is_set():
+            connection: Any = None
+            try:
+                connection = await asyncpg.connect(dsn)
+                closed = asyncio.Event()
+                connection.add_termination_listener(lambda _c, lost=closed: lost.set())
+                await connection.add_listener(NOTIFY_CHANNEL, lambda *_args: self.wake())
+                self.wake()  # whatever committed while no connection listened
+                stop = asyncio.create_task(self.stopping.wait())
+                lost = asyncio.create_task(closed.wait())
+                await asyncio.wait({stop, lost}, return_when=asyncio.FIRST_COMPLETED)
+                stop.cancel()
+                lost.cancel()
+            except (OSError, asyncpg.PostgresError) as exc:
+                log.warning("signal LISTEN connection failed; polling meanwhile", extra={"error": str(exc)})
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), timeout=LISTEN_RETRY_SECONDS)
+            finally:
+                if connection is not None and not connection.is_closed():
+                    with contextlib.suppress(Exception):
+                        await connection.close(timeout=2)
+
+
+# The brokers of this process, woken after an ingest here commits.
+_brokers: set[SignalBroker] = set()
+_PENDING = "vpx_signals_pending"
+
+
+def _wake_local(sync_session: Session) -> None:
+    if sync_session.info.pop(_PENDING, None):
+        for broker in list(_brokers):
+            broker.wake()
+
+
+def _forget(sync_session: Session) -> None:
+    sync_session.info.pop(_PENDING, None)
+
+
+async def announce_signals(session: AsyncSession, signals: Any, context: Any) -> None:
+    """The ingest hook: streams everywhere learn of the new signals when (and only if) they commit.
+    PostgreSQL delivers the NOTIFY at commit to every listening process; brokers in this process are
+    woken by an after-commit hook."""
+    sync_session = session.sync_session
+    if not sync_session.info.get(_PENDING):
+        sync_session.info[_PENDING] = True
+        if not event.contains(sync_session, "after_commit", _wake_local):
+            event.listen(sync_session, "after_commit", _wake_local)
+            event.listen(sync_session, "after_rollback", _forget)
+    if context.dialect == "postgresql":
+        await session.execute(text("SELECT pg_notify(:channel, '')"), {"channel": NOTIFY_CHANNEL})
