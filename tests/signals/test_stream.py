@@ -225,3 +225,33 @@ async def test_a_connection_ends_cleanly_after_its_lifetime(app: FastAPI, databa
         while not stream.events.empty():
             retries.append(stream.events.get_nowait().retry)
         assert retries and retries[-1] == 1000  # the reconnection hint comes last
+
+
+async def test_a_disconnected_client_frees_its_subscription_at_once(app: FastAPI, factory: Factory) -> None:
+    """A real uvicorn server in this process, so the broker can be looked at: closing the client's
+    connection removes its subscription without waiting for a keep-alive or the lifetime."""
+    import uvicorn
+
+    from tests.dashboard.live_server import free_port
+
+    full = (await factory.account()).headers("full")
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    serving = asyncio.create_task(server.serve())
+    try:
+        for _ in range(200):
+            if server.started:
+                break
+            await asyncio.sleep(0.05)
+        broker = app.state.signal_broker
+        async with streaming(f"http://127.0.0.1:{port}", full):
+            assert len(broker.subscriptions) == 1
+        for _ in range(50):
+            if not broker.subscriptions:
+                break
+            await asyncio.sleep(0.1)
+        assert broker.subscriptions == set()
+    finally:
+        server.should_exit = True
+        await serving
+        await app.state.signal_broker.stop()

@@ -13,6 +13,7 @@ from vpx.dashboard.web import render
 from vpx.db import ReadSession
 from vpx.deps import AppSettings
 from vpx.signals import service as signal_service
+from vpx.signals.sse import stream_response
 
 router = dashboard_router()
 
@@ -58,4 +59,18 @@ async def signals_page(request: Request, user: Page, session: ReadSession, setti
             "api_available": has_route(request, SIGNAL_STREAM),
             "latest": latest.signals,
         },
+    )
+
+
+@router.get("/signals/stream")
+async def signals_stream(request: Request, user: Page, settings: AppSettings) -> Response:
+    """The live view's feed: the D23 stream of available signals for a signed-in browser (EventSource
+    sends the session cookie, not an API key), with Last-Event-ID resume like the API's."""
+    header = request.headers.get("last-event-id", "").strip()
+    return stream_response(
+        broker=request.app.state.signal_broker,
+        database=request.app.state.database,
+        settings=settings,
+        signal_filter=signal_service.SignalFilter(),
+        last_event_id=int(header) if header.isascii() and header.isdigit() and len(header) <= 18 else None,
     )
