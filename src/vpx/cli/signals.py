@@ -57,5 +57,66 @@ def ingest_command(
         typer.echo(f"line {item['line']}: {item['reason']}: {item['message']}", err=True)
 
 
+import_app = typer.Typer(no_args_is_help=True, help="Read published files into signals.")
+signals_app.add_typer(import_app, name="import")
+
+
+@import_app.command("permits")
+def import_permits_command(
+    path: Annotated[Path, typer.Argument(help="A city's building-permit CSV export.", show_default=False)],
+    city: Annotated[str, typer.Option(help="The city's mapping (src/vpx/signals/sources/cities/CITY.toml).")],
+    batch_size: Annotated[int, typer.Option(min=1, max=20_000, help="Events per transaction.")] = BATCH_SIZE,
+    as_json: bool = JsonOption,
+) -> None:
+    """permit_filed signals from a city's building permits, one per permit that names a contractor.
+    Running the same file again inserts nothing new."""
+    from vpx.signals.sources import permits
+
+    if not path.is_file():
+        fail(f"no such file: {path}", as_json=as_json, code="invalid_parameters")
+    try:
+        mapping = permits.load_mapping(city)
+    except ValueError as exc:
+        fail(str(exc), as_json=as_json, code="invalid_parameters")
+    settings = get_settings()
+    from vpx.migrations import upgrade
+
+    upgrade(settings)
+    skipped: list[permits.PermitSkip] = []
+
+    async def work(database: Database, settings: Settings) -> dict[str, Any]:
+        events = permits.read_permits(path, mapping, skipped)
+        report = await ingest_events(database, events, settings=settings, clock=Clock(), batch_size=batch_size)
+        found = [{"line": s.line, "reason": s.reason, "message": s.message} for s in skipped]
+        found += [{"line": None, "reason": s.reason, "message": s.message} for s in report.skipped]
+        return {
+            "source": mapping.source,
+            "rows_read": report.ingested + report.duplicates + len(found),
+            "ingested": report.ingested,
+            "duplicates": report.duplicates,
+            "fcra_blocked": report.fcra_blocked,
+            "contacts_linked": report.contacts_linked,
+            "contacts_created": report.contacts_created,
+            "skipped_by_reason": _count(item["reason"] for item in found),
+            "skipped": found,
+        }
+
+    try:
+        result = run_with_database(work, as_json=as_json, settings=settings)
+    except ValueError as exc:
+        fail(str(exc), as_json=as_json, code="invalid_file")
+    if as_json:
+        emit(result, as_json=True)
+        return
+    emit({k: v for k, v in result.items() if k != "skipped"}, as_json=False)
+
+
+def _count(reasons: Any) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for reason in reasons:
+        counts[reason] = counts.get(reason, 0) + 1
+    return dict(sorted(counts.items()))
+
+
 def register(app: typer.Typer) -> None:
     app.add_typer(signals_app, name="signals")
