@@ -11,6 +11,7 @@ from vpx.cli.output import JsonOption, emit, fail, run_with_database
 from vpx.clock import Clock
 from vpx.config import Settings, get_settings
 from vpx.db import Database
+from vpx.registries.reader import ImportFailed
 from vpx.signals.evidence import JsonLinesReader
 from vpx.signals.pipeline import BATCH_SIZE, ingest_events
 
@@ -105,6 +106,53 @@ def import_permits_command(
         result = run_with_database(work, as_json=as_json, settings=settings)
     except ValueError as exc:
         fail(str(exc), as_json=as_json, code="invalid_file")
+    if as_json:
+        emit(result, as_json=True)
+        return
+    emit({k: v for k, v in result.items() if k != "skipped"}, as_json=False)
+
+
+@import_app.command("edgar")
+def import_edgar_command(
+    path: Annotated[Path, typer.Argument(help="An EDGAR daily or full index (master, company or form).")],
+    batch_size: Annotated[int, typer.Option(min=1, max=20_000, help="Events per transaction.")] = BATCH_SIZE,
+    as_json: bool = JsonOption,
+) -> None:
+    """funding_ma signals from the filings of an EDGAR index whose filer is a company of the catalogue
+    (Form D and S-1 offerings; S-4, 425, merger proxies and tender offers). Run `vpx import edgar` on
+    the SEC company lists first. Running the same file again inserts nothing new."""
+    from vpx.signals.sources import edgar
+
+    if not path.is_file():
+        fail(f"no such file: {path}", as_json=as_json, code="invalid_parameters")
+    settings = get_settings()
+    from vpx.migrations import upgrade
+
+    upgrade(settings)
+    skipped: list[edgar.FilingSkip] = []
+
+    async def work(database: Database, settings: Settings) -> dict[str, Any]:
+        filings = list(edgar.relevant_filings(path, skipped))
+        async with database.read_sessions() as session:
+            events = await edgar.filing_events(session, filings, skipped)
+        report = await ingest_events(database, events, settings=settings, clock=Clock(), batch_size=batch_size)
+        found = [{"entry": s.entry, "reason": s.reason, "message": s.message} for s in skipped]
+        found += [{"entry": None, "reason": s.reason, "message": s.message} for s in report.skipped]
+        return {
+            "source": edgar.SOURCE,
+            "filings_considered": len(filings),
+            "ingested": report.ingested,
+            "duplicates": report.duplicates,
+            "fcra_blocked": report.fcra_blocked,
+            "contacts_linked": report.contacts_linked,
+            "skipped_by_reason": _count(item["reason"] for item in found),
+            "skipped": found,
+        }
+
+    try:
+        result = run_with_database(work, as_json=as_json, settings=settings)
+    except ImportFailed as exc:
+        fail(str(exc), as_json=as_json, code=exc.code)
     if as_json:
         emit(result, as_json=True)
         return
