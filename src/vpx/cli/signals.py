@@ -159,6 +159,77 @@ def import_edgar_command(
     emit({k: v for k, v in result.items() if k != "skipped"}, as_json=False)
 
 
+@signals_app.command("activity")
+def activity_command(
+    path: Annotated[
+        Path, typer.Argument(help="JSON Lines of research activity: contact_id, topic, observed_at, count?")
+    ],
+    as_json: bool = JsonOption,
+) -> None:
+    """Records research activity per business, topic and day, for topic_surge scoring (`vpx signals surge`).
+    A bad line or an unknown contact is reported with its line number and skipped."""
+    from vpx.signals.sources import surge
+
+    if not path.is_file():
+        fail(f"no such file: {path}", as_json=as_json, code="invalid_parameters")
+    settings = get_settings()
+    from vpx.migrations import upgrade
+
+    upgrade(settings)
+    skipped: list[surge.ActivitySkip] = []
+
+    async def work(database: Database, settings: Settings) -> dict[str, Any]:
+        recorded = await surge.record_activity(database, surge.read_activity(path, skipped), skipped, now=Clock().now())
+        found = [
+            {"line": s.line, "reason": s.reason, "message": s.message} for s in sorted(skipped, key=lambda s: s.line)
+        ]
+        return {"recorded": recorded, "skipped_by_reason": _count(i["reason"] for i in found), "skipped": found}
+
+    result = run_with_database(work, as_json=as_json, settings=settings)
+    emit(result if as_json else {k: v for k, v in result.items() if k != "skipped"}, as_json=as_json)
+
+
+@signals_app.command("surge")
+def surge_command(
+    at: Annotated[
+        str | None, typer.Option(help="Score the week ending with this UTC day (YYYY-MM-DD); default: today.")
+    ] = None,
+    threshold: Annotated[int, typer.Option(min=1, max=100, help="The score (0–100) that makes a signal.")] = 60,
+    as_json: bool = JsonOption,
+) -> None:
+    """Scores research activity and ingests a topic_surge signal for every business and topic well
+    above its own baseline and its peers' (see docs/signal-sources.md). Scoring a day twice adds nothing."""
+    from datetime import date
+
+    from vpx.signals.sources import surge
+
+    try:
+        day = date.fromisoformat(at) if at else Clock().now().date()
+    except ValueError:
+        fail(f"--at {at!r} is not a date (YYYY-MM-DD)", as_json=as_json, code="invalid_parameters")
+    settings = get_settings()
+    from vpx.migrations import upgrade
+
+    upgrade(settings)
+
+    async def work(database: Database, settings: Settings) -> dict[str, Any]:
+        async with database.read_sessions() as session:
+            scored = await surge.compute_surges(session, at=day)
+        events = surge.surge_events(scored, at=day, threshold=threshold)
+        report = await ingest_events(database, events, settings=settings, clock=Clock())
+        return {
+            "at": day.isoformat(),
+            "threshold": threshold,
+            "scored": len(scored),
+            "surging": len(events),
+            "ingested": report.ingested,
+            "duplicates": report.duplicates,
+            "signal_ids": report.signal_ids,
+        }
+
+    emit(run_with_database(work, as_json=as_json, settings=settings), as_json=as_json)
+
+
 def _count(reasons: Any) -> dict[str, int]:
     counts: dict[str, int] = {}
     for reason in reasons:

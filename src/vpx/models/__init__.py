@@ -11,6 +11,7 @@ from vpx.models.registries import Company, CompanyTicker, DecisionMaker, Registr
 from vpx.models.search import SearchTerm
 from vpx.models.signals import Signal, SignalCounter
 from vpx.models.suppression import Suppression, SuppressionHit
+from vpx.models.topics import TopicActivity
 from vpx.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "Suppression",
     "SuppressionHit",
     "TaxonomyCode",
+    "TopicActivity",
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookEndpoint",
