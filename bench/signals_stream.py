@@ -189,7 +189,11 @@ async def run(backend: str, clients: int, seconds: float, filtered: bool) -> dic
             await asyncio.gather(*tasks, return_exceptions=True)
         finally:
             server.terminate()
-            server.wait(timeout=10)
+            try:
+                await asyncio.to_thread(server.wait, 30)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                await asyncio.to_thread(server.wait)
         from vpx.config import Settings
         from vpx.db import Database
         from vpx.models import Signal

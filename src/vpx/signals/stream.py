@@ -38,6 +38,21 @@ READ_BATCH = 500
 LISTEN_RETRY_SECONDS = 5.0
 
 
+FILTER_FIELDS = ("category", "industry", "intent_level", "state", "source_status")
+FilterKey = tuple[str | None, ...]
+
+
+def filter_key(signal_filter: signal_service.SignalFilter) -> FilterKey:
+    """The stream filter as a tuple (D19: no source_status means available only), so that every
+    connection with the same filter is matched once per signal."""
+    wanted = signal_service.stream_filter(signal_filter)
+    return tuple(getattr(wanted, name) for name in FILTER_FIELDS)
+
+
+def key_matches(key: FilterKey, values: tuple[str | None, ...]) -> bool:
+    return all(want is None or want == have for want, have in zip(key, values, strict=True))
+
+
 @dataclass(eq=False)
 class Subscription:
     """One open stream: its filter, the events waiting for it, and whether it fell too far behind."""
@@ -55,6 +70,9 @@ class SignalBroker:
         self.database = database
         self.settings = settings
         self.subscriptions: set[Subscription] = set()
+        # The open subscriptions by filter: a signal is weighed once per distinct filter, not once per
+        # connection (a thousand connections usually share a few dozen filters).
+        self.groups: dict[FilterKey, set[Subscription]] = {}
         self.last_sequence = 0
         self.woken = asyncio.Event()
         self.stopping = asyncio.Event()
@@ -72,10 +90,17 @@ class SignalBroker:
             start_sequence=self.last_sequence,
         )
         self.subscriptions.add(subscription)
+        self.groups.setdefault(filter_key(signal_filter), set()).add(subscription)
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
         self.subscriptions.discard(subscription)
+        key = filter_key(subscription.signal_filter)
+        group = self.groups.get(key)
+        if group is not None:
+            group.discard(subscription)
+            if not group:
+                del self.groups[key]
 
     def wake(self) -> None:
         self.woken.set()
@@ -128,16 +153,17 @@ class SignalBroker:
                     return
                 views = await signal_service.views_of(session, rows, self.settings)
             for view in views:
-                payload = view.model_dump(mode="json")
-                for subscription in list(self.subscriptions):
-                    if subscription.overflowed.is_set() or view.sequence <= subscription.start_sequence:
+                values = tuple(getattr(view, name) for name in FILTER_FIELDS)
+                for key, group in list(self.groups.items()):
+                    if not key_matches(key, values):
                         continue
-                    if not signal_service.stream_visible(subscription.signal_filter, payload):
-                        continue
-                    try:
-                        subscription.queue.put_nowait(view)
-                    except asyncio.QueueFull:
-                        subscription.overflowed.set()
+                    for subscription in list(group):
+                        if subscription.overflowed.is_set() or view.sequence <= subscription.start_sequence:
+                            continue
+                        try:
+                            subscription.queue.put_nowait(view)
+                        except asyncio.QueueFull:
+                            subscription.overflowed.set()
             self.last_sequence = rows[-1].sequence
             if len(rows) < READ_BATCH:
                 return
