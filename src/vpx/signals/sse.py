@@ -15,16 +15,12 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from vpx.config import Settings
 from vpx.db import Database
 from vpx.signals import service as signal_service
-from vpx.signals.schemas import SignalView
-from vpx.signals.stream import SignalBroker
+from vpx.signals.stream import SignalBroker, encode_signal
 
 REPLAY_BATCH = 500
+LIVE_BATCH = 200
 # The client's reconnection delay after a clean end, in milliseconds.
 RECONNECT_MS = 1000
-
-
-def _message(view: SignalView) -> ServerSentEvent:
-    return ServerSentEvent(id=str(view.sequence), event="signal", data=view.model_dump_json())
 
 
 async def signal_events(
@@ -34,7 +30,7 @@ async def signal_events(
     settings: Settings,
     signal_filter: signal_service.SignalFilter,
     last_event_id: int | None,
-) -> AsyncIterator[ServerSentEvent]:
+) -> AsyncIterator[ServerSentEvent | bytes]:
     subscription = await broker.subscribe(signal_filter)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + settings.stream_max_seconds
@@ -52,9 +48,9 @@ async def signal_events(
                         settings=settings,
                     )  # fmt: skip
                 wanted = [v for v in views if v.sequence <= subscription.start_sequence]
-                for view in wanted:
-                    yield _message(view)
-                    sent = view.sequence
+                if wanted:
+                    yield b"".join(encode_signal(view) for view in wanted)
+                    sent = wanted[-1].sequence
                 if len(wanted) < len(views) or len(views) < REPLAY_BATCH:
                     break
             sent = max(sent, subscription.start_sequence)
@@ -67,12 +63,20 @@ async def signal_events(
                 yield ServerSentEvent(comment="too far behind: reconnect with Last-Event-ID", retry=RECONNECT_MS)
                 return
             try:
-                view = await asyncio.wait_for(subscription.queue.get(), timeout=min(remaining, 1.0))
+                first = await asyncio.wait_for(subscription.queue.get(), timeout=min(remaining, 1.0))
             except TimeoutError:
                 continue
-            if view.sequence > sent:
-                yield _message(view)
-                sent = view.sequence
+            # Whatever else is queued goes out in the same write: one send per wake-up, not per signal.
+            batch = [first]
+            while len(batch) < LIVE_BATCH:
+                try:
+                    batch.append(subscription.queue.get_nowait())
+                except asyncio.QueueEmpty:
+                    break
+            fresh = [item for item in batch if item.sequence > sent]
+            if fresh:
+                yield b"".join(item.message for item in fresh)
+                sent = fresh[-1].sequence
     finally:
         broker.unsubscribe(subscription)
 

@@ -53,12 +53,24 @@ def key_matches(key: FilterKey, values: tuple[str | None, ...]) -> bool:
     return all(want is None or want == have for want, have in zip(key, values, strict=True))
 
 
+def encode_signal(view: SignalView) -> bytes:
+    """One D23 message, encoded once per signal and shared by every connection that gets it. The JSON
+    has no raw line breaks (they are escaped), so `data:` is one line."""
+    return f"id: {view.sequence}\nevent: signal\ndata: {view.model_dump_json()}\n\n".encode()
+
+
+@dataclass(frozen=True, slots=True)
+class StreamItem:
+    sequence: int
+    message: bytes
+
+
 @dataclass(eq=False)
 class Subscription:
     """One open stream: its filter, the events waiting for it, and whether it fell too far behind."""
 
     signal_filter: signal_service.SignalFilter
-    queue: asyncio.Queue[SignalView]
+    queue: asyncio.Queue[StreamItem]
     # The last sequence the broker had dispatched when this subscription began: everything above it
     # arrives through the queue, everything up to it is the stream's replay from the database.
     start_sequence: int
@@ -154,14 +166,16 @@ class SignalBroker:
                 views = await signal_service.views_of(session, rows, self.settings)
             for view in views:
                 values = tuple(getattr(view, name) for name in FILTER_FIELDS)
+                item: StreamItem | None = None
                 for key, group in list(self.groups.items()):
                     if not key_matches(key, values):
                         continue
                     for subscription in list(group):
                         if subscription.overflowed.is_set() or view.sequence <= subscription.start_sequence:
                             continue
+                        item = item or StreamItem(view.sequence, encode_signal(view))
                         try:
-                            subscription.queue.put_nowait(view)
+                            subscription.queue.put_nowait(item)
                         except asyncio.QueueFull:
                             subscription.overflowed.set()
             self.last_sequence = rows[-1].sequence
