@@ -26,6 +26,9 @@ class Signal(Base):
         Index(None, "state", "sequence"),
         Index(None, "intent_level", "sequence"),
         Index(None, "source_status", "sequence"),
+        # The commonest pair of filters (a vertical in a state): without it SQLite walks the vertical's
+        # every signal to fill a page of a rare combination (p99 57 ms at 1,000,000 signals).
+        Index(None, "industry", "state", "sequence"),
         Index(None, "created_at"),
         Index(None, "contact_id"),
     )
