@@ -3,7 +3,6 @@ emails and websites."""
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from functools import lru_cache
@@ -78,7 +77,7 @@ def clean_display(text: str) -> str:
     return " ".join(text.split())
 
 
-@functools.lru_cache(maxsize=65_536)
+@lru_cache(maxsize=65_536)
 def phone_e164(raw: str | None, *, region: str = "US") -> str | None:
     """A valid phone number in E.164 form, or None when it is not one. Cached: validation costs
     ~150 µs a number, and sources repeat the same businesses' phones."""
