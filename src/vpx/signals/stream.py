@@ -19,14 +19,13 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-import asyncpg
 from sqlalchemy import event, func, select, text
-from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
 from vpx.config import Settings
 from vpx.db import Database
+from vpx.listen import RETRY_SECONDS, listen_until
 from vpx.models import Signal
 from vpx.signals import service as signal_service
 from vpx.signals.schemas import SignalView
@@ -35,7 +34,6 @@ log = logging.getLogger(__name__)
 
 NOTIFY_CHANNEL = "vpx_signals"
 READ_BATCH = 500
-LISTEN_RETRY_SECONDS = 5.0
 
 
 FILTER_FIELDS = ("category", "industry", "intent_level", "state", "source_status")
@@ -138,7 +136,7 @@ class SignalBroker:
 
     async def _dispatch_loop(self) -> None:
         # With LISTEN, the poll is only a safety net for a lost connection.
-        interval = self.settings.stream_poll_seconds if self.database.is_sqlite else LISTEN_RETRY_SECONDS
+        interval = self.settings.stream_poll_seconds if self.database.is_sqlite else RETRY_SECONDS
         while not self.stopping.is_set():
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.woken.wait(), timeout=interval)
@@ -183,29 +181,8 @@ class SignalBroker:
                 return
 
     async def _listen(self) -> None:
-        url = make_url(self.database.url).set(drivername="postgresql")
-        dsn = url.render_as_string(hide_password=False)
-        while not self.stopping.is_set():
-            connection: Any = None
-            try:
-                connection = await asyncpg.connect(dsn)
-                closed = asyncio.Event()
-                connection.add_termination_listener(lambda _c, lost=closed: lost.set())
-                await connection.add_listener(NOTIFY_CHANNEL, lambda *_args: self.wake())
-                self.wake()  # whatever committed while no connection listened
-                stop = asyncio.create_task(self.stopping.wait())
-                lost = asyncio.create_task(closed.wait())
-                await asyncio.wait({stop, lost}, return_when=asyncio.FIRST_COMPLETED)
-                stop.cancel()
-                lost.cancel()
-            except (OSError, asyncpg.PostgresError) as exc:
-                log.warning("signal LISTEN connection failed; polling meanwhile", extra={"error": str(exc)})
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.stopping.wait(), timeout=LISTEN_RETRY_SECONDS)
-            finally:
-                if connection is not None and not connection.is_closed():
-                    with contextlib.suppress(Exception):
-                        await connection.close(timeout=2)
+        # On (re)connecting, a wake-up reads whatever committed while nobody listened.
+        await listen_until(self.database.url, NOTIFY_CHANNEL, self.wake, self.stopping, log=log, on_connect=self.wake)
 
 
 # The brokers of this process, woken after an ingest here commits.

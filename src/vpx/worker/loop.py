@@ -15,13 +15,11 @@ import socket
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
-import asyncpg
-from sqlalchemy.engine import make_url
-
 from vpx.batches import service as batch_service
 from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.db import Database
+from vpx.listen import listen_until
 from vpx.webhooks.addresses import Resolver, system_resolver
 from vpx.webhooks.outbox import NOTIFY_CHANNEL
 from vpx.webhooks.sender import WebhookSender
@@ -29,8 +27,6 @@ from vpx.worker import wakeup
 from vpx.worker.deliveries import ClaimedDelivery, claim_deliveries, send_claimed
 
 log = logging.getLogger("vpx.worker")
-
-LISTEN_RETRY_SECONDS = 5.0
 
 
 def default_worker_id() -> str:
@@ -156,28 +152,7 @@ class Worker:
 
     async def _listen(self) -> None:
         """Keeps a LISTEN connection open; its notifications wake this process's lanes."""
-        url = make_url(self.database.url).set(drivername="postgresql")
-        dsn = url.render_as_string(hide_password=False)
-        while not self.stopping.is_set():
-            connection: asyncpg.Connection | None = None
-            try:
-                connection = await asyncpg.connect(dsn)
-                closed = asyncio.Event()
-                connection.add_termination_listener(lambda _c, lost=closed: lost.set())
-                await connection.add_listener(NOTIFY_CHANNEL, lambda *_args: wakeup.wake())
-                stop = asyncio.create_task(self.stopping.wait())
-                lost = asyncio.create_task(closed.wait())
-                await asyncio.wait({stop, lost}, return_when=asyncio.FIRST_COMPLETED)
-                stop.cancel()
-                lost.cancel()
-            except (OSError, asyncpg.PostgresError) as exc:
-                log.warning("LISTEN connection failed; polling meanwhile", extra={"error": str(exc)})
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.stopping.wait(), timeout=LISTEN_RETRY_SECONDS)
-            finally:
-                if connection is not None and not connection.is_closed():
-                    with contextlib.suppress(Exception):
-                        await connection.close(timeout=2)
+        await listen_until(self.database.url, NOTIFY_CHANNEL, wakeup.wake, self.stopping, log=log)
 
 
 class InProcessWorker:
