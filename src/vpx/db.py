@@ -21,6 +21,7 @@ from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
 
+from vpx import sqlite_inline
 from vpx.config import Settings
 
 NAMING_CONVENTION = {
@@ -93,8 +94,11 @@ class Database:
                 kwargs.update(pool_size=settings.pool_size, max_overflow=settings.pool_size * 2)
             else:
                 kwargs["poolclass"] = NullPool
-            # Reads keep transactions here: asyncpg's server-side cursors (session.stream) need one.
-            self.read_engine = self.write_engine = create_async_engine(self.url, **kwargs)
+            self.write_engine = create_async_engine(self.url, **kwargs)
+            # Reads in autocommit mode, on the same pool: a read is one round trip, not BEGIN, the
+            # read and ROLLBACK (the driver keeps autocommit on the client side, so switching costs
+            # nothing). Server-side cursors need a transaction: stream from write sessions.
+            self.read_engine = self.write_engine.execution_options(isolation_level="AUTOCOMMIT")
         self._writers = WriterQueue() if self.dialect == "sqlite" else None
         self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
         self.write_sessions = async_sessionmaker(self.write_engine, expire_on_commit=False)
@@ -110,9 +114,9 @@ class Database:
         return self._writers.turn() if self._writers is not None else nullcontext()
 
     async def dispose(self) -> None:
-        await self.read_engine.dispose()
-        if self.write_engine is not self.read_engine:
-            await self.write_engine.dispose()
+        await self.write_engine.dispose()
+        if self.read_engine.sync_engine.pool is not self.write_engine.sync_engine.pool:
+            await self.read_engine.dispose()
 
 
 def _ensure_sqlite_dir(settings: Settings) -> None:
@@ -133,8 +137,12 @@ def _sqlite_engine(settings: Settings, *, immediate: bool | None, pool: bool) ->
         kwargs["poolclass"] = NullPool
     elif settings.sqlite_path() is not None:
         kwargs.update(pool_size=settings.pool_size, max_overflow=settings.pool_size)
+    path = settings.sqlite_path()
+    # Statements run in the event loop's thread, not in a thread per connection (vpx.sqlite_inline).
+    kwargs["async_creator"] = sqlite_inline.connector(
+        str(path) if path is not None else ":memory:", busy_timeout_ms=settings.sqlite_busy_timeout_ms
+    )
     engine = create_async_engine(settings.database_url, **kwargs)
-    busy_ms = settings.sqlite_busy_timeout_ms
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_connection: Any, _record: Any) -> None:
@@ -142,7 +150,6 @@ def _sqlite_engine(settings: Settings, *, immediate: bool | None, pool: bool) ->
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
         cursor.close()

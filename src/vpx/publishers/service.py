@@ -137,12 +137,12 @@ async def earnings(
 ) -> tuple[Decimal, int, int, list[tuple[str, Decimal, int]]]:
     """Total earned, paid reveals, contributed contacts, and per-month figures (newest first)."""
     months: dict[str, tuple[Decimal, int]] = {}
-    rows = await session.stream(
+    rows = await session.execute(
         select(LedgerEntry.created_at, LedgerEntry.amount).where(
             LedgerEntry.account_id == account_id, LedgerEntry.kind == "revenue_share"
         )
     )
-    async for created_at, amount in rows:
+    for created_at, amount in rows:
         key = month_key(created_at)
         total, count = months.get(key, (Decimal(0), 0))
         months[key] = (total + amount, count + 1)
