@@ -82,7 +82,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.state.database = database
     app.state.clock = clock or Clock()
     app.state.rate_limits = RateLimits(settings)
-    app.state.search = backend_for(database.dialect)
+    # Search answers are remembered per process and refreshed in the background (search/caches.py).
+    app.state.search = backend_for(database.dialect).refresh_from(database)
     # D23: one broker per process feeds every open signal stream (started by the first one).
     app.state.signal_broker = SignalBroker(database, settings)
     app.state.trusted_proxies = [network.parse_network(p) for p in settings.trusted_proxies]

@@ -7,7 +7,8 @@ before the response is sent, and rolls back on an error. Services only flush.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import re
+from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
@@ -62,6 +63,20 @@ class WriterQueue:
                 self._owner = None
 
 
+class DriverStatement:
+    """A read run below SQLAlchemy, straight on the driver's connection, for the few statements that
+    every request runs (the key lookup, a search page): through SQLAlchemy's statement and result
+    layers a read costs twice the CPU (PostgreSQL: 108 µs against 48 µs; SQLite: 30 µs against 4 µs).
+
+    Written with ``$1``, ``$2`` … placeholders (asyncpg's), which SQLite reads as ``?1``, ``?2`` ….
+    Values come back as the driver gives them: no type conversion happens here.
+    """
+
+    def __init__(self, sql: str) -> None:
+        self.postgresql = sql
+        self.sqlite = re.sub(r"\$(\d+)", r"?\1", sql)
+
+
 class Database:
     """The engines and session factories of one database.
 
@@ -91,7 +106,7 @@ class Database:
                 "connect_args": {"server_settings": {"plan_cache_mode": "force_custom_plan"}},
             }
             if pool:
-                kwargs.update(pool_size=settings.pool_size, max_overflow=settings.pool_size * 2)
+                kwargs.update(pool_size=settings.pool_size, max_overflow=settings.pool_size)
             else:
                 kwargs["poolclass"] = NullPool
             self.write_engine = create_async_engine(self.url, **kwargs)
@@ -112,6 +127,17 @@ class Database:
         PostgreSQL). Writers that queue here take turns in order; left to SQLite's busy handler they
         poll with growing sleeps, and under load a few wait over a second."""
         return self._writers.turn() if self._writers is not None else nullcontext()
+
+    async def fetch(self, statement: DriverStatement, *parameters: Any) -> list[Sequence[Any]]:
+        """The rows of one read, on a connection of the read pool, run on the driver itself."""
+        async with self.read_engine.connect() as connection:
+            raw = await connection.get_raw_connection()
+            driver: Any = raw.driver_connection
+            if self.is_sqlite:
+                rows: list[Sequence[Any]] = await driver.fetchall(statement.sqlite, parameters)
+            else:
+                rows = await driver.fetch(statement.postgresql, *parameters)
+            return rows
 
     async def dispose(self) -> None:
         await self.write_engine.dispose()
@@ -242,3 +268,12 @@ class UtcDateTime(TypeDecorator[datetime]):
         if value is None:
             return None
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def driver_datetime(value: datetime | str | None) -> datetime | None:
+    """A UtcDateTime column's value as a driver returns it (SQLite: naive UTC text), made aware."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)

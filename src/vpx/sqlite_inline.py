@@ -162,6 +162,11 @@ class Connection:
     async def executescript(self, script: str) -> Cursor:
         return await self.cursor().executescript(script)
 
+    async def fetchall(self, sql: str, parameters: Any = ()) -> list[Any]:
+        """Runs one statement and returns its rows, with no cursor object to wrap."""
+        cursor = await self._run(self._conn.execute, sql, parameters)
+        return cursor.fetchall()
+
     async def commit(self) -> None:
         await self._run(self._conn.commit)
 

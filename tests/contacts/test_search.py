@@ -186,3 +186,29 @@ async def test_deactivated_contacts_are_out_of_search(client: httpx.AsyncClient,
     )
     body = (await client.get("/api/v1/contacts/search", params={"q": "dental"}, headers=account.headers("ro"))).json()
     assert [c["business_name"] for c in body["contacts"]] == ["Here Dental"] and body["total"] == 1
+
+
+async def test_pages_of_one_result_set_stay_consistent_while_contacts_are_added(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    """Pages come from one list of matches (kept a minute): a contact added between two page requests
+    cannot shift the later pages, so none overlaps or skips (it appears once the list is refreshed)."""
+    account = await factory.account()
+    headers = account.headers("ro")
+    await factory.contacts(
+        [{"business_name": f"Summit Dental {i}", "city": "Reno", "state": "NV", "industry": "dental"} for i in range(4)]
+        + [{"business_name": f"Reno Clinic {i}", "city": "Reno", "state": "NV", "industry": "dental"} for i in range(4)]
+    )
+    params = {"q": "dental", "state": "NV", "limit": 3}
+    first = (await client.get("/api/v1/contacts/search", params=params, headers=headers)).json()
+    assert first["total"] == 8
+    await factory.contact(business_name="Summit Dental New", city="Reno", state="NV", industry="dental")
+    seen = [c["business_name"] for c in first["contacts"]]
+    for offset in (3, 6):
+        page = (
+            await client.get("/api/v1/contacts/search", params={**params, "offset": offset}, headers=headers)
+        ).json()
+        assert page["total"] == 8
+        seen += [c["business_name"] for c in page["contacts"]]
+    assert len(seen) == len(set(seen)) == 8
+    assert seen[:4] == [f"Summit Dental {i}" for i in range(4)]  # every word in the name first

@@ -64,9 +64,7 @@ async def authenticate(request: Request, raw_key: Annotated[str | None, Depends(
             headers={"Retry-After": str(exhausted.retry_after)},
         )
     database = state.database
-    # A bare connection, not an ORM session: authentication runs on every request.
-    async with database.read_engine.connect() as connection:
-        known = await key_service.find_key(connection, secret=raw_key.strip())
+    known = await key_service.find_key(database, secret=raw_key.strip())
     if known is None:
         raise await refuse("The API key is not recognised.")
     if known.revoked:

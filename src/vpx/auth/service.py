@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.accounts import service as account_service
 from vpx.auth import network
 from vpx.auth.keys import KeyType, display_prefix, generate_key, hash_key
 from vpx.config import Settings
+from vpx.db import Database, DriverStatement, driver_datetime
 from vpx.errors import Conflict, InvalidParameters, KeyLimitReached, NotFound
 from vpx.ids import new_id
 from vpx.models import Account, ApiKey
@@ -74,30 +76,30 @@ async def create_key(
     return key, secret
 
 
-# Built once: every request runs it, and building a statement costs more than running this one.
-_FIND_KEY = select(
-    ApiKey.id,
-    ApiKey.key_type,
-    ApiKey.account_id,
-    ApiKey.ip_allowlist,
-    ApiKey.revoked_at,
-    ApiKey.rotate_by,
-    ApiKey.last_used_at,
-).where(ApiKey.secret_hash == bindparam("secret_hash"))
+# Every request runs it: on the driver itself (vpx.db.DriverStatement).
+_FIND_KEY = DriverStatement(
+    "SELECT id, key_type, account_id, ip_allowlist, revoked_at, rotate_by, last_used_at "
+    "FROM api_keys WHERE secret_hash = $1"
+)
 
 
-async def find_key(session: AsyncSession | AsyncConnection, *, secret: str) -> KnownKey | None:
-    row = (await session.execute(_FIND_KEY, {"secret_hash": hash_key(secret)})).one_or_none()
-    if row is None:
+async def find_key(database: Database, *, secret: str) -> KnownKey | None:
+    rows = await database.fetch(_FIND_KEY, hash_key(secret))
+    if not rows:
         return None
+    key_id, key_type, account_id, allowlist, revoked_at, rotate_by, last_used_at = rows[0]
+    if isinstance(allowlist, str):  # SQLite hands JSON back as text
+        allowlist = json.loads(allowlist)
+    rotate = driver_datetime(rotate_by)
+    assert rotate is not None
     return KnownKey(
-        id=row.id,
-        key_type=KeyType(row.key_type),
-        account_id=row.account_id,
-        ip_allowlist=list(row.ip_allowlist or []),
-        revoked=row.revoked_at is not None,
-        rotate_by=row.rotate_by,
-        last_used_at=row.last_used_at,
+        id=key_id,
+        key_type=KeyType(key_type),
+        account_id=account_id,
+        ip_allowlist=list(allowlist or []),
+        revoked=revoked_at is not None,
+        rotate_by=rotate,
+        last_used_at=driver_datetime(last_used_at),
     )
 
 

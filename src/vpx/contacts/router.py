@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ConfigDict, Field
 
 from vpx.auth.dependencies import BuyCaller, ReadCaller
+from vpx.config import Settings
 from vpx.contacts import service as contact_service
 from vpx.contacts.schemas import (
     ContactPreview,
@@ -19,7 +20,7 @@ from vpx.contacts.schemas import (
     SearchResult,
 )
 from vpx.contacts.search import SearchQuery
-from vpx.db import ReadSession, WriteSession
+from vpx.db import Database, ReadSession, WriteSession
 from vpx.deps import AppSettings, Now, Search
 from vpx.errors import problem_responses
 from vpx.idempotency.service import run_idempotent
@@ -52,18 +53,25 @@ def _query(filters: SearchFilters, text: str | None) -> SearchQuery:
     )
 
 
+async def _search(request: Request, search: Search, settings: Settings, query: SearchQuery) -> Response:
+    # A bare connection, not an ORM session (nothing is loaded into one), and the envelope
+    # serialised once here rather than validated again against the response model.
+    database: Database = request.app.state.database
+    async with database.read_engine.connect() as connection:
+        result = await contact_service.search_contacts(connection, backend=search, query=query, settings=settings)
+    return Response(result.model_dump_json(), media_type="application/json")
+
+
 @router.get("/search", response_model=SearchResult, responses=READ_ERRORS, summary="Search contacts")
 async def search_get(
     params: Annotated[SearchParams, Query()],
     caller: ReadCaller,
-    session: ReadSession,
+    request: Request,
     settings: AppSettings,
     search: Search,
-) -> SearchResult:
+) -> Response:
     """Full-text search with typo tolerance and prefix matching; previews are free (D13)."""
-    return await contact_service.search_contacts(
-        session, backend=search, query=_query(params, params.q), settings=settings
-    )
+    return await _search(request, search, settings, _query(params, params.q))
 
 
 @router.post(
@@ -73,12 +81,10 @@ async def search_get(
     summary="Search contacts (JSON body)",
 )
 async def search_post(
-    body: SearchBody, caller: ReadCaller, session: ReadSession, settings: AppSettings, search: Search
-) -> SearchResult:
+    body: SearchBody, caller: ReadCaller, request: Request, settings: AppSettings, search: Search
+) -> Response:
     """The same engine and envelope as GET; `query` (or `q`) and the same filters in the body."""
-    return await contact_service.search_contacts(
-        session, backend=search, query=_query(body, body.query or body.q), settings=settings
-    )
+    return await _search(request, search, settings, _query(body, body.query or body.q))
 
 
 async def _reveal(

@@ -8,6 +8,6 @@ long words), found through a trigram index, and the query becomes an ordinary fu
 
 from __future__ import annotations
 
-from vpx.contacts.search.engine import SearchBackend, SearchPage, SearchQuery, backend_for
+from vpx.contacts.search.engine import Reader, SearchBackend, SearchPage, SearchQuery, backend_for
 
-__all__ = ["SearchBackend", "SearchPage", "SearchQuery", "backend_for"]
+__all__ = ["Reader", "SearchBackend", "SearchPage", "SearchQuery", "backend_for"]

@@ -2,21 +2,33 @@
 
 from __future__ import annotations
 
-import time
-from collections import OrderedDict
+from array import array
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from rapidfuzz.distance import OSA
 from sqlalchemy import Select, func, select
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from vpx.contacts.normalise import fold, words
+from vpx.contacts.search.caches import AnswerCache, Matches
 from vpx.models import Contact
+
+if TYPE_CHECKING:
+    from vpx.db import Database
 
 MAX_QUERY_WORDS = 8
 AnySelect = TypeVar("AnySelect", bound="Select[*tuple[Any, ...]]")
 MAX_CORRECTIONS = 3
+# How many of a query's first matches are kept per tier: 40 pages of 25. Deeper pages are read from
+# the index with an offset.
+KEPT_MATCHES = 1_000
+
+# Searches read through an ORM session or a bare connection (the API's search uses the latter: it
+# has nothing to load into a session).
+Reader = AsyncSession | AsyncConnection
 
 
 @dataclass(frozen=True)
@@ -100,37 +112,17 @@ def closest(word: str, candidates: list[str]) -> tuple[str, ...]:
     return tuple(term for _, _, term in scored[:MAX_CORRECTIONS])
 
 
-class _CountCache:
-    """Totals of recent queries for a minute: paging through one result set, or asking the same
-    question again, counts the matches once."""
-
-    def __init__(self, size: int = 4096, ttl: float = 60.0) -> None:
-        self.size, self.ttl = size, ttl
-        self.items: OrderedDict[tuple[Any, ...], tuple[float, int]] = OrderedDict()
-
-    def get(self, key: tuple[Any, ...]) -> int | None:
-        hit = self.items.get(key)
-        if hit is None or time.monotonic() - hit[0] > self.ttl:
-            return None
-        self.items.move_to_end(key)
-        return hit[1]
-
-    def put(self, key: tuple[Any, ...], total: int) -> None:
-        self.items[key] = (time.monotonic(), total)
-        self.items.move_to_end(key)
-        while len(self.items) > self.size:
-            self.items.popitem(last=False)
-
-
 class SearchBackend(Protocol):
-    async def search(self, session: AsyncSession, query: SearchQuery) -> SearchPage: ...
+    async def search(self, session: Reader, query: SearchQuery) -> SearchPage: ...
 
-    async def matching_condition(self, session: AsyncSession, query: SearchQuery) -> Any:
+    async def matching_condition(self, session: Reader, query: SearchQuery) -> Any:
         """A WHERE condition on ``contacts`` selecting what the query matches (words with their
         typo corrections, specialty, licence type, filters), or None when it has no words."""
         ...
 
     async def add_terms(self, session: AsyncSession, terms: set[str]) -> None: ...
+
+    def refresh_from(self, database: Database) -> SearchBackend: ...
 
 
 # Tiers of relevance: every query word in the business name first, then the other matches; id
@@ -140,23 +132,34 @@ NAME_TIER, OTHER_TIER, ALL = 1, 2, 0
 
 
 class BaseBackend:
-    """The parts both backends share: planning words and corrections, tiered paging, counting."""
+    """The parts both backends share: planning words and corrections, tiered paging, counting, and
+    what is remembered between searches (vpx.contacts.search.caches)."""
 
     def __init__(self) -> None:
-        self.counts = _CountCache()
+        self.counts: AnswerCache[int] = AnswerCache(capacity=8192)
+        # Each query word's corrections (none when catalogue words start with it).
+        self.corrections: AnswerCache[tuple[str, ...]] = AnswerCache(capacity=8192)
+        # The first KEPT_MATCHES ids of each tier of recent queries: at most ~16 MB of ids.
+        self.matches: AnswerCache[Matches] = AnswerCache(capacity=2_000_000, weigh=lambda m: len(m.ids))
+        self.database: Database | None = None
 
-    async def has_prefix(self, session: AsyncSession, word: str) -> bool:
+    def refresh_from(self, database: Database) -> Self:
+        """Stale answers are then served at once and worked out again on a connection of its own."""
+        self.database = database
+        return self
+
+    def _background(self) -> Callable[[], AbstractAsyncContextManager[Reader]] | None:
+        return self.database.read_engine.connect if self.database is not None else None
+
+    async def has_prefix(self, session: Reader, word: str) -> bool:
         raise NotImplementedError
 
-    async def similar_terms(self, session: AsyncSession, word: str) -> list[str]:
+    async def similar_terms(self, session: Reader, word: str) -> list[str]:
         raise NotImplementedError
-
-    # Whether fetch() needs each tier's size (PostgreSQL chooses its access path by it).
-    wants_tier_sizes = False
 
     async def fetch(
         self,
-        session: AsyncSession,
+        session: Reader,
         query: SearchQuery,
         plan: TermPlan,
         tier: int,
@@ -165,8 +168,22 @@ class BaseBackend:
         size: int | None = None,
     ) -> list[Any]:
         """Active matching contacts of one tier (or ALL), with the filters, in id order; ``size`` is
-        the tier's match count when known."""
+        the tier's match count, or a bound on it, when known."""
         raise NotImplementedError
+
+    async def fetch_ids(
+        self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int, limit: int, size: int | None
+    ) -> list[int]:
+        """The ids of the tier's first ``limit`` matches, in id order (``size`` as for fetch)."""
+        raise NotImplementedError
+
+    async def rows_by_id(self, session: Reader, ids: list[int]) -> list[Any]:
+        """The preview columns of the active contacts among ``ids``, in any order."""
+        raise NotImplementedError
+
+    async def tier_size_hint(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> int | None:
+        """What ``fetch`` and ``fetch_ids`` need to know of a tier's size (None: nothing)."""
+        return None
 
     def count_statement(self, query: SearchQuery, plan: TermPlan, tier: int) -> Any:
         raise NotImplementedError
@@ -174,51 +191,66 @@ class BaseBackend:
     def condition(self, query: SearchQuery, plan: TermPlan) -> Any:
         raise NotImplementedError
 
-    async def matching_condition(self, session: AsyncSession, query: SearchQuery) -> Any:
+    async def matching_condition(self, session: Reader, query: SearchQuery) -> Any:
         plan = await self.plan(session, query)
         return None if plan.empty else self.condition(query, plan)
 
-    async def search(self, session: AsyncSession, query: SearchQuery) -> SearchPage:
+    async def search(self, session: Reader, query: SearchQuery) -> SearchPage:
         plan = await self.plan(session, query)
         if plan.empty:
             return await self.browse(session, query)
         total = await self.count(session, query, plan, ALL)
-        if not plan.text:
-            return SearchPage(
-                rows=await self.fetch(session, query, plan, ALL, query.limit, query.offset, total), total=total
-            )
-        rows: list[Any] = []
-        in_name: int | None = None
-        if self.wants_tier_sizes or query.offset > 0:
-            in_name = await self.count(session, query, plan, NAME_TIER)
-        if query.offset < (in_name if in_name is not None else query.limit):
-            rows = await self.fetch(session, query, plan, NAME_TIER, query.limit, query.offset, in_name)
-            if in_name is None and len(rows) < query.limit:
-                in_name = len(rows)  # the first page held the whole name tier
-        if len(rows) < query.limit and in_name is not None:
-            rows += await self.fetch(
-                session,
-                query,
-                plan,
-                OTHER_TIER,
-                query.limit - len(rows),
-                max(0, query.offset - in_name),
-                total - in_name,
-            )
-        return SearchPage(rows=rows, total=total)
+        if total == 0:
+            return SearchPage(rows=[], total=0)
+        ids: list[int] = []
+        deeper: list[Any] = []
+        skip = query.offset  # how far into this tier the page starts
+        for tier in (NAME_TIER, OTHER_TIER) if plan.text else (ALL,):
+            wanted = query.limit - len(ids)
+            matches = await self._matches(session, query, plan, tier)
+            if skip + wanted <= len(matches.ids) or matches.complete:
+                ids += matches.ids[skip : skip + wanted]
+                skip = max(0, skip - len(matches.ids))
+            else:
+                # Deeper than the kept matches of a large tier: read the page from the index.
+                size = await self.tier_size_hint(session, query, plan, tier)
+                deeper = await self.fetch(session, query, plan, tier, wanted, skip, size)
+                break
+            if len(ids) == query.limit:
+                break
+        by_id = {row.id: row for row in await self.rows_by_id(session, ids)} if ids else {}
+        return SearchPage(rows=[by_id[i] for i in ids if i in by_id] + deeper, total=total)
 
-    async def _clauses(self, session: AsyncSession, text: str | None, *, correct: bool) -> list[WordClause]:
+    async def _matches(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> Matches:
+        async def compute(reader: Reader) -> Matches:
+            size = await self.tier_size_hint(reader, query, plan, tier)
+            ids = await self.fetch_ids(reader, query, plan, tier, KEPT_MATCHES + 1, size)
+            return Matches(ids=array("q", ids[:KEPT_MATCHES]), complete=len(ids) <= KEPT_MATCHES)
+
+        return await self.matches.get((*query.count_key(), tier), compute, session, background=self._background())
+
+    async def _clauses(self, session: Reader, text: str | None, *, correct: bool) -> list[WordClause]:
         if not text:
             return []
         clauses = []
         for word in words(text)[:MAX_QUERY_WORDS]:
             corrections: tuple[str, ...] = ()
-            if correct and len(word) >= 4 and not word.isdigit() and not await self.has_prefix(session, word):
-                corrections = closest(word, await self.similar_terms(session, word))
+            if correct and len(word) >= 4 and not word.isdigit():
+                corrections = await self._corrections(session, word)
             clauses.append(WordClause(word=word, prefix=len(word) >= 2, corrections=corrections))
         return clauses
 
-    async def plan(self, session: AsyncSession, query: SearchQuery) -> TermPlan:
+    async def _corrections(self, session: Reader, word: str) -> tuple[str, ...]:
+        """Nearest vocabulary words for a word that no catalogue word starts with (else none)."""
+
+        async def compute(reader: Reader) -> tuple[str, ...]:
+            if await self.has_prefix(reader, word):
+                return ()
+            return closest(word, await self.similar_terms(reader, word))
+
+        return await self.corrections.get(word, compute, session, background=self._background())
+
+    async def plan(self, session: Reader, query: SearchQuery) -> TermPlan:
         return TermPlan(
             text=await self._clauses(session, query.text, correct=True),
             specialty=await self._clauses(session, query.specialty, correct=False),
@@ -236,7 +268,7 @@ class BaseBackend:
             statement = statement.where(Contact.industry == query.industry)
         return statement
 
-    async def browse(self, session: AsyncSession, query: SearchQuery) -> SearchPage:
+    async def browse(self, session: Reader, query: SearchQuery) -> SearchPage:
         """No words to match: the filters alone, in id order."""
         rows = (
             await session.execute(
@@ -246,21 +278,18 @@ class BaseBackend:
                 .offset(query.offset)
             )
         ).all()
-        key = (*query.count_key(), "browse")
-        total = self.counts.get(key)
-        if total is None:
-            total = int(await session.scalar(self.filtered(select(func.count()).select_from(Contact), query)) or 0)
-            self.counts.put(key, total)
+
+        async def compute(reader: Reader) -> int:
+            return int(await reader.scalar(self.filtered(select(func.count()).select_from(Contact), query)) or 0)
+
+        total = await self.counts.get((*query.count_key(), "browse"), compute, session, background=self._background())
         return SearchPage(rows=list(rows), total=total)
 
-    async def count(self, session: AsyncSession, query: SearchQuery, plan: TermPlan, tier: int) -> int:
-        key = (*query.count_key(), tier)
-        cached = self.counts.get(key)
-        if cached is not None:
-            return cached
-        total = int(await session.scalar(self.count_statement(query, plan, tier)) or 0)
-        self.counts.put(key, total)
-        return total
+    async def count(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> int:
+        async def compute(reader: Reader) -> int:
+            return int(await reader.scalar(self.count_statement(query, plan, tier)) or 0)
+
+        return await self.counts.get((*query.count_key(), tier), compute, session, background=self._background())
 
 
 def backend_for(dialect: str) -> SearchBackend:

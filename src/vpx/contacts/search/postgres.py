@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import and_, cast, func, literal_column, not_, select, text
-from sqlalchemy.dialects.postgresql import TSQUERY, insert
+from sqlalchemy import and_, bindparam, cast, func, literal_column, not_, select, text
+from sqlalchemy.dialects.postgresql import ARRAY, TSQUERY, insert
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.types import BigInteger
 
 from vpx.contacts.search.engine import (
     ALL,
+    KEPT_MATCHES,
     NAME_TIER,
     OTHER_TIER,
     PREVIEW_COLUMNS,
     BaseBackend,
+    Reader,
     SearchQuery,
     TermPlan,
     WordClause,
@@ -59,24 +62,44 @@ def _matches(plan: TermPlan, query: SearchQuery, tier: int) -> Any:
 
 
 # Up to this many matches, read them all through the GIN index and sort them; beyond it, walk the
-# primary key in id order until the page is full. Walking costs ~1 µs a row and must pass
-# limit × table / matches rows; reading costs ~5 µs a match: they break even near 2√(table size).
-BITMAP_MAX_MATCHES = 2_000
+# primary key in id order until enough are found. Walking costs ~1 µs a row and must pass
+# wanted × table / matches rows; reading costs ~5 µs a match: they break even near
+# √(wanted × table size / 5) matches (2,000 for a page of 25 at a million contacts; 14,000 for the
+# kept first thousand).
+TABLE_SIZE_HINT = 1_000_000
+
+
+def _bitmap_is_cheaper(size: int | None, wanted: int) -> bool:
+    return size is not None and size * size <= wanted * TABLE_SIZE_HINT // 5
+
+
+_ROWS_BY_ID = select(*PREVIEW_COLUMNS).where(
+    Contact.id == func.any(bindparam("ids", type_=ARRAY(BigInteger()))), Contact.status == "active"
+)
 
 
 class PostgresSearch(BaseBackend):
     """The filters are lexemes of the search vector: the GIN index intersects them with the words.
 
     PostgreSQL's estimate of how many rows a tsquery matches can be off by orders of magnitude, and
-    with `ORDER BY id LIMIT n` a wrong guess walks the whole table for a rare word; the exact tier
-    sizes (counted once a minute) choose the access path instead.
+    with `ORDER BY id LIMIT n` a wrong guess walks the whole table for a rare word; the exact match
+    counts (counted once a minute) choose the access path instead.
     """
 
-    wants_tier_sizes = True
+    async def tier_size_hint(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> int | None:
+        everything = await self.count(session, query, plan, ALL)
+        if tier == ALL or _bitmap_is_cheaper(everything, KEPT_MATCHES):
+            return everything  # a bound on the tier's size, low enough to choose the bitmap
+        return await self.count(session, query, plan, tier)
+
+    def _in_order(self, plan: TermPlan, query: SearchQuery, tier: int, wanted: int, size: int | None) -> Any:
+        statement = select(Contact.id).where(Contact.status == "active", _matches(plan, query, tier))
+        # `id + 0` is not the indexed expression: the planner must read the matches and sort them.
+        return statement.order_by(Contact.id + 0 if _bitmap_is_cheaper(size, wanted) else Contact.id)
 
     async def fetch(
         self,
-        session: AsyncSession,
+        session: Reader,
         query: SearchQuery,
         plan: TermPlan,
         tier: int,
@@ -87,10 +110,20 @@ class PostgresSearch(BaseBackend):
         if size == 0:
             return []
         statement = select(*PREVIEW_COLUMNS).where(Contact.status == "active", _matches(plan, query, tier))
-        # `id + 0` is not the indexed expression: the planner must read the matches and sort them.
-        order = Contact.id + 0 if size is not None and size <= BITMAP_MAX_MATCHES else Contact.id
+        order = Contact.id + 0 if _bitmap_is_cheaper(size, limit + offset) else Contact.id
         result = await session.execute(statement.order_by(order).limit(limit).offset(offset))
         return list(result.all())
+
+    async def fetch_ids(
+        self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int, limit: int, size: int | None
+    ) -> list[int]:
+        if size == 0:
+            return []
+        result = await session.execute(self._in_order(plan, query, tier, limit, size).limit(limit))
+        return [row[0] for row in result]
+
+    async def rows_by_id(self, session: Reader, ids: list[int]) -> list[Any]:
+        return list((await session.execute(_ROWS_BY_ID, {"ids": ids})).all())
 
     def condition(self, query: SearchQuery, plan: TermPlan) -> Any:
         return _matches(plan, query, ALL)
@@ -98,7 +131,7 @@ class PostgresSearch(BaseBackend):
     def count_statement(self, query: SearchQuery, plan: TermPlan, tier: int) -> Any:
         return select(func.count()).select_from(Contact).where(Contact.status == "active", _matches(plan, query, tier))
 
-    async def has_prefix(self, session: AsyncSession, word: str) -> bool:
+    async def has_prefix(self, session: Reader, word: str) -> bool:
         # The text_pattern_ops operators, not LIKE: a prepared statement's generic plan cannot use
         # the index for `LIKE $1` (the pattern is unknown when it is planned), for a range it can.
         found = await session.scalar(
@@ -107,7 +140,7 @@ class PostgresSearch(BaseBackend):
         )
         return found is not None
 
-    async def similar_terms(self, session: AsyncSession, word: str) -> list[str]:
+    async def similar_terms(self, session: Reader, word: str) -> list[str]:
         result = await session.execute(
             text(
                 "SELECT term FROM search_terms WHERE term % :word ORDER BY similarity(term, :word) DESC, term LIMIT 60"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from sqlalchemy import column, select, table, text
@@ -12,6 +13,7 @@ from vpx.contacts.search.engine import (
     NAME_TIER,
     OTHER_TIER,
     BaseBackend,
+    Reader,
     SearchQuery,
     TermPlan,
     WordClause,
@@ -55,17 +57,25 @@ def match_expression(plan: TermPlan, query: SearchQuery, tier: int) -> str:
 # indexed); the contacts table is read for the page's rows only. CROSS JOIN keeps SQLite from
 # starting at the contacts table, and FTS5 yields rowids in order, so `ORDER BY rowid LIMIT n`
 # stops after n matches.
-_ROWS = (
-    "SELECT contacts.id, contacts.business_name, contacts.city, contacts.state, contacts.industry, "
-    "contacts.intent_level FROM contacts_fts CROSS JOIN contacts ON contacts.id = contacts_fts.rowid "
+_PREVIEW = (
+    "contacts.id, contacts.business_name, contacts.city, contacts.state, contacts.industry, contacts.intent_level"
+)
+_ROWS = text(
+    f"SELECT {_PREVIEW} FROM contacts_fts CROSS JOIN contacts ON contacts.id = contacts_fts.rowid "
     "WHERE contacts_fts MATCH :match ORDER BY contacts_fts.rowid LIMIT :limit OFFSET :offset"
+)
+_IDS = text("SELECT rowid FROM contacts_fts WHERE contacts_fts MATCH :match ORDER BY rowid LIMIT :limit")
+# One parameter whatever the number of ids (a JSON array), so that one prepared statement serves.
+_ROWS_BY_ID = text(
+    f"SELECT {_PREVIEW} FROM contacts WHERE contacts.id IN (SELECT value FROM json_each(:ids)) "
+    "AND contacts.status = 'active'"
 )
 
 
 class SqliteSearch(BaseBackend):
     async def fetch(
         self,
-        session: AsyncSession,
+        session: Reader,
         query: SearchQuery,
         plan: TermPlan,
         tier: int,
@@ -74,9 +84,18 @@ class SqliteSearch(BaseBackend):
         size: int | None = None,
     ) -> list[Any]:
         result = await session.execute(
-            text(_ROWS), {"match": match_expression(plan, query, tier), "limit": limit, "offset": offset}
+            _ROWS, {"match": match_expression(plan, query, tier), "limit": limit, "offset": offset}
         )
         return list(result.all())
+
+    async def fetch_ids(
+        self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int, limit: int, size: int | None
+    ) -> list[int]:
+        result = await session.execute(_IDS, {"match": match_expression(plan, query, tier), "limit": limit})
+        return [row[0] for row in result]
+
+    async def rows_by_id(self, session: Reader, ids: list[int]) -> list[Any]:
+        return list((await session.execute(_ROWS_BY_ID, {"ids": json.dumps(ids)})).all())
 
     def condition(self, query: SearchQuery, plan: TermPlan) -> Any:
         match = text("contacts_fts MATCH :match").bindparams(match=match_expression(plan, query, ALL))
@@ -87,14 +106,14 @@ class SqliteSearch(BaseBackend):
             match=match_expression(plan, query, tier)
         )
 
-    async def has_prefix(self, session: AsyncSession, word: str) -> bool:
+    async def has_prefix(self, session: Reader, word: str) -> bool:
         found = await session.scalar(
             text("SELECT 1 FROM search_terms WHERE term >= :low AND term < :high LIMIT 1"),
             {"low": word, "high": word + "\U0010ffff"},
         )
         return found is not None
 
-    async def similar_terms(self, session: AsyncSession, word: str) -> list[str]:
+    async def similar_terms(self, session: Reader, word: str) -> list[str]:
         grams = {word[i : i + 3] for i in range(len(word) - 2)}
         if not grams:
             return []
