@@ -115,3 +115,24 @@ async def test_bad_events_are_skipped_and_the_others_go_in(app: FastAPI) -> None
     ]
     async with app.state.database.read_sessions() as session:
         assert await session.scalar(select(func.count()).select_from(Signal)) == 1
+
+
+async def test_one_batch_raises_each_contact_to_its_highest_level(app: FastAPI, factory: Factory) -> None:
+    hot = {"budget": "$20k", "timeline": "Q1", "vendor_evaluation": ["A"]}
+    fresh = await factory.contact(business_name="Fresh Co", phone="+13035550101")
+    cold = await factory.contact(business_name="Cold Co", phone="+13035550102")
+    already_hot = await factory.contact(business_name="Hot Co", phone="+13035550103")
+    blocked = await factory.contact(business_name="Blocked Co", phone="+13035550104")
+    await factory.set_intent(cold, "cold")
+    await factory.set_intent(already_hot, "hot")
+    events = [
+        event(contact_id=fresh, business=None, evidence={"interest": "x"}),
+        event(contact_id=fresh, business=None, evidence={"timeline": "Q2"}),
+        event(contact_id=cold, business=None, evidence=hot),
+        event(contact_id=cold, business=None, evidence={"interest": "y"}),
+        event(contact_id=already_hot, business=None, evidence={"timeline": "Q3"}),
+        event(contact_id=blocked, business=None, evidence={**hot, "credit_score": 700}),
+    ]
+    await ingest(app, events)
+    levels = [(await _contact(app, c)).intent_level for c in (fresh, cold, already_hot, blocked)]
+    assert levels == ["warm", "hot", "hot", None]

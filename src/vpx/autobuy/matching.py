@@ -20,7 +20,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from vpx.autobuy import service as rule_service
 from vpx.contacts import service as contact_service
 from vpx.errors import InsufficientCredits, NotFound, Suppressed
-from vpx.models import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Contact, Signal
+from vpx.models import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Contact
+from vpx.signals.records import SignalRecord
 from vpx.webhooks import events as webhook_events
 from vpx.webhooks import outbox as webhook_outbox
 
@@ -30,12 +31,12 @@ if TYPE_CHECKING:
 LEDGER_KIND = "auto_buy"
 
 
-def rule_wants(rule: AutoBuyRule, signal: Signal) -> bool:
+def rule_wants(rule: AutoBuyRule, signal: SignalRecord) -> bool:
     """Everything but vertical and state, which the index already matched."""
     return rule.status == "active" and _passes(rule.min_confidence, rule.categories, rule.intent_levels, signal)
 
 
-def _passes(min_confidence: float, categories: list[str], intent_levels: list[str], signal: Signal) -> bool:
+def _passes(min_confidence: float, categories: list[str], intent_levels: list[str], signal: SignalRecord) -> bool:
     return (
         signal.confidence >= min_confidence
         and (not categories or signal.category in categories)
@@ -43,14 +44,14 @@ def _passes(min_confidence: float, categories: list[str], intent_levels: list[st
     )
 
 
-async def wanted_by_rule(session: AsyncSession, signals: Sequence[Signal]) -> dict[str, list[Signal]]:
+async def wanted_by_rule(session: AsyncSession, signals: Sequence[SignalRecord]) -> dict[str, list[SignalRecord]]:
     """The signals each active rule wants: one indexed lookup of the batch's (vertical, state) pairs,
     reading only the filter columns, then the filters in memory. Nothing is locked yet."""
-    by_pair: dict[tuple[str, str], list[Signal]] = {}
+    by_pair: dict[tuple[str, str], list[SignalRecord]] = {}
     for signal in signals:
         by_pair.setdefault((signal.industry, signal.state), []).append(signal)
     pairs = sorted(by_pair)
-    wanted: dict[str, list[Signal]] = {}
+    wanted: dict[str, list[SignalRecord]] = {}
     for start in range(0, len(pairs), 400):
         rows = await session.execute(
             select(
@@ -71,7 +72,7 @@ async def wanted_by_rule(session: AsyncSession, signals: Sequence[Signal]) -> di
     return wanted
 
 
-async def buy_matching_contacts(session: AsyncSession, signals: Sequence[Signal], context: HookContext) -> None:
+async def buy_matching_contacts(session: AsyncSession, signals: Sequence[SignalRecord], context: HookContext) -> None:
     # D19/D21: an fcra_blocked signal has no contact and is never bought; unlinked signals neither.
     available = [s for s in signals if s.source_status == "available" and s.contact_id is not None]
     if not available:
@@ -107,7 +108,7 @@ async def buy_matching_contacts(session: AsyncSession, signals: Sequence[Signal]
             await _buy(session, rule, signal, context)
 
 
-async def _buy(session: AsyncSession, rule: AutoBuyRule, signal: Signal, context: HookContext) -> None:
+async def _buy(session: AsyncSession, rule: AutoBuyRule, signal: SignalRecord, context: HookContext) -> None:
     now, settings = context.now, context.settings
     today = rule_service.today_of(now)
     if rule.spent_day != today:

@@ -17,9 +17,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from vpx.autobuy import matching as autobuy_matching
 from vpx.clock import Clock
 from vpx.config import Settings
-from vpx.models import Signal
 from vpx.signals import stream as signal_stream
 from vpx.signals import webhooks as signal_webhooks
+from vpx.signals.records import SignalRecord
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class HookContext:
         return self.at if self.at is not None else self.clock.now()
 
 
-IngestHook = Callable[[AsyncSession, Sequence[Signal], HookContext], Awaitable[None]]
+IngestHook = Callable[[AsyncSession, Sequence[SignalRecord], HookContext], Awaitable[None]]
 
 INGEST_HOOKS: tuple[IngestHook, ...] = (
     # signal.created webhook events (D29), through the outbox (signals-core).
@@ -49,7 +49,7 @@ INGEST_HOOKS: tuple[IngestHook, ...] = (
 )
 
 
-async def run_ingest_hooks(session: AsyncSession, signals: Sequence[Signal], context: HookContext) -> None:
+async def run_ingest_hooks(session: AsyncSession, signals: Sequence[SignalRecord], context: HookContext) -> None:
     if not signals:
         return
     for hook in INGEST_HOOKS:

@@ -12,29 +12,26 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Table, or_, select, update
+from sqlalchemy import ColumnElement, Table, bindparam, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.clock import Clock
 from vpx.config import Settings
-from vpx.contacts.catalogue import add_contacts, contact_row
-from vpx.contacts.normalise import phone_e164, postal_code, website_key
-from vpx.contacts.search import backend_for
-from vpx.db import Database, insert_unless_exists, request_transaction
+from vpx.db import Database, UtcDateTime, insert_unless_exists, request_transaction
 from vpx.geography import normalise_state
 from vpx.ids import new_id, parse_number_id
 from vpx.models import Contact, Signal, SignalCounter
 from vpx.models.signals import SIGNAL_COUNTER_ID
-from vpx.registries import bulk, resolution
-from vpx.registries.matching import NAME_THRESHOLD
-from vpx.signals import classification
+from vpx.registries import bulk
+from vpx.signals import classification, linking
 from vpx.signals.events import CATEGORIES, SignalEvent
 from vpx.signals.hooks import HookContext, run_ingest_hooks
+from vpx.signals.records import NewSignal, SignalRecord
 from vpx.verticals import is_vertical
 
 BATCH_SIZE = 2000
@@ -43,6 +40,7 @@ SIGNAL_COLUMNS = (
     "id", "sequence", "category", "industry", "intent_level", "source_status", "confidence", "topic",
     "state", "city", "summary", "evidence", "contact_id", "source", "source_record_id", "observed_at", "created_at",
 )  # fmt: skip
+EVIDENCE = SIGNAL_COLUMNS.index("evidence")
 MAX_TEXT = {"topic": 200, "city": 120, "summary": 2000}
 
 
@@ -249,93 +247,9 @@ async def _known_records(session: AsyncSession, prepared: list[Prepared]) -> set
     return found
 
 
-async def _link_contacts(
-    session: AsyncSession, items: list[Prepared], report: IngestReport, *, now: datetime, settings: Settings
-) -> list[Prepared]:
-    """Sets each available event's contact: its contact_id if it exists, else the catalogue's match
-    for its business (the registry importers' resolution), else a contact made from what the source
-    gives. Returns the events that can go in (an unknown contact_id is skipped)."""
-    named = sorted({i.contact_number for i in items if i.contact_number is not None})
-    existing: dict[int, tuple[str, str, str]] = {}
-    for start in range(0, len(named), 500):
-        rows = await session.execute(
-            select(Contact.id, Contact.state, Contact.city, Contact.status).where(
-                Contact.id.in_(named[start : start + 500])
-            )
-        )
-        existing.update({int(r[0]): (r[1], r[2], r[3]) for r in rows})
-    kept: list[Prepared] = []
-    by_business: list[Prepared] = []
-    for item in items:
-        if item.contact_number is not None:
-            found = existing.get(item.contact_number)
-            if found is None or found[2] != "active":
-                report.skip(item.index, "unknown_contact", f"no contact {item.event.contact_id}")
-                continue
-            item.state = item.state or found[0]
-            item.city = item.city or found[1]
-            report.contacts_linked += 1
-            kept.append(item)
-        elif item.source_status == "fcra_blocked":
-            kept.append(item)  # D19: an fcra_blocked signal is linked to no contact
-        else:
-            by_business.append(item)
-            kept.append(item)
-    if by_business:
-        await _resolve_businesses(session, by_business, report, now=now)
-    return kept
-
-
-def _business_row(item: Prepared, now: datetime) -> dict[str, Any]:
-    business = item.event.business
-    assert business is not None
-    return contact_row(
-        {
-            "business_name": business.name,
-            "city": business.city,
-            "state": normalise_state(business.state),
-            "industry": item.event.industry,
-            "phone": phone_e164(business.phone),
-            "website": website_key(business.website),
-            "street": " ".join(business.address.split()) if business.address else None,
-            "postal_code": postal_code(business.postal_code),
-        },
-        origin="registry",
-        now=now,
-    )
-
-
-async def _resolve_businesses(
-    session: AsyncSession, items: list[Prepared], report: IngestReport, *, now: datetime
-) -> None:
-    rows = [_business_row(item, now) for item in items]
-    targets = await resolution.resolve(session, rows, kinds=["business"] * len(rows), threshold=NAME_THRESHOLD)
-    creating = [i for i, t in enumerate(targets) if t.contact_id is None and t.pending is None]
-    sources = [(items[i].event.source[:32], _source_record(items[i]), None) for i in creating]
-    dialect = session.get_bind().dialect.name
-    created = await add_contacts(
-        session, [rows[i] for i in creating], search=backend_for(dialect), sources=sources, now=now
-    )
-    new_ids = dict(zip(creating, created, strict=True))
-    for index, target in enumerate(targets):
-        item = items[index]
-        if index in new_ids:
-            item.contact_number = new_ids[index]
-            report.contacts_created += 1
-        else:
-            item.contact_number = target.contact_id if target.contact_id is not None else new_ids[target.pending or 0]
-            report.contacts_linked += 1
-        item.state = item.state or rows[index]["state"]
-
-
-def _source_record(item: Prepared) -> str:
-    record = item.source_record_id or new_id("ev", 20)
-    return record if len(record) <= 64 else "sha256:" + hashlib.sha256(record.encode()).hexdigest()[:56]
-
-
 async def ingest_prepared(
     session: AsyncSession, prepared: list[Prepared], report: IngestReport, *, settings: Settings, clock: Clock
-) -> list[Signal]:
+) -> list[NewSignal]:
     """One batch inside the caller's transaction; returns the signals inserted (hooks already run)."""
     now = clock.now()
     last = await _lock_counter(session)
@@ -350,47 +264,35 @@ async def ingest_prepared(
         if key is not None:
             seen.add(key)
         fresh.append(item)
-    fresh = await _link_contacts(session, fresh, report, now=now, settings=settings)
+    fresh, created = await linking.link_contacts(session, fresh, report, now=now)
 
-    signals: list[Signal] = []
+    # Plain rows and plain records: the rows go to the database in bulk, the records to the hooks.
+    signals: list[NewSignal] = []
     rows: list[tuple[Any, ...]] = []
     postgres = session.get_bind().dialect.name == "postgresql"
     for item in fresh:
         last += 1
         event = item.event
         blocked = item.source_status == "fcra_blocked"
-        signal = Signal(
-            id=new_id("sg", 16),
-            sequence=last,
-            category=event.category,
-            industry=event.industry,
-            intent_level=item.intent_level,
-            source_status=item.source_status,
-            confidence=item.confidence,
-            topic=_clip(event.topic, "topic"),
-            state=item.state,
-            city=item.city,
-            summary=_clip(event.summary, "summary"),
-            evidence=event.evidence,
-            contact_id=None if blocked else item.contact_number,
-            source=event.source,
-            source_record_id=item.source_record_id,
-            observed_at=event.observed_at,
-            created_at=now,
-        )
-        signals.append(signal)
-        values = [getattr(signal, name) for name in SIGNAL_COLUMNS]
+        values: tuple[Any, ...] = (
+            new_id("sg", 16), last, event.category, event.industry, item.intent_level, item.source_status,
+            item.confidence, _clip(event.topic, "topic"), item.state, item.city, _clip(event.summary, "summary"),
+            event.evidence, None if blocked else item.contact_number, event.source, item.source_record_id,
+            event.observed_at, now,
+        )  # fmt: skip
+        signals.append(NewSignal(*values))
         if postgres:
-            values[SIGNAL_COLUMNS.index("evidence")] = json.dumps(event.evidence, default=str)
-        rows.append(tuple(values))
+            # COPY takes the JSON column as text.
+            values = (*values[:EVIDENCE], json.dumps(event.evidence, default=str), *values[EVIDENCE + 1 :])
+        rows.append(values)
         if blocked:
             report.fcra_blocked += 1
-        report.signal_ids.append(signal.id)
+        report.signal_ids.append(values[0])
     if not signals:
         return []
     await bulk.insert_rows(session, SIGNALS, SIGNAL_COLUMNS, rows)
     await session.execute(update(SignalCounter).where(SignalCounter.id == SIGNAL_COUNTER_ID).values(value=last))
-    await raise_contact_levels(session, signals, now=now)
+    await raise_contact_levels(session, signals, now=now, created=created)
     report.ingested += len(signals)
     await run_ingest_hooks(
         session, signals, HookContext(settings=settings, clock=clock, dialect=session.get_bind().dialect.name, at=now)
@@ -398,16 +300,43 @@ async def ingest_prepared(
     return signals
 
 
-async def raise_contact_levels(session: AsyncSession, signals: list[Signal], *, now: datetime) -> None:
+# D9's order of levels as SQL, for comparing a contact's level with a new signal's in the database.
+_LEVEL_RANK_SQL = "coalesce(CASE c.intent_level WHEN 'hot' THEN 3 WHEN 'warm' THEN 2 WHEN 'cold' THEN 1 END, 0)"
+_RAISE_POSTGRES = text(
+    "UPDATE contacts AS c SET intent_level = v.level, updated_at = :now "
+    "FROM unnest(CAST(:ids AS bigint[]), CAST(:levels AS text[]), CAST(:ranks AS integer[])) AS v(id, level, rank) "
+    f"WHERE c.id = v.id AND {_LEVEL_RANK_SQL} < v.rank"
+).bindparams(bindparam("now", type_=UtcDateTime()))
+
+
+async def raise_contact_levels(
+    session: AsyncSession, signals: Sequence[SignalRecord], *, now: datetime, created: Collection[int] = ()
+) -> None:
     """D9: a contact's ``intent_level`` is the highest level of its available signals. Signals never
-    change or go away, so a new signal can only raise it."""
+    change or go away, so a new signal can only raise it. ``created``: contacts written in this batch
+    with their level already set."""
     best: dict[int, str] = {}
     for signal in signals:
-        if signal.contact_id is None or signal.source_status != "available":
+        if signal.contact_id is None or signal.source_status != "available" or signal.contact_id in created:
             continue
         level = classification.higher_level(best.get(signal.contact_id), signal.intent_level)
         assert level is not None
         best[signal.contact_id] = level
+    if not best:
+        return
+    if session.get_bind().dialect.name == "postgresql":
+        # One statement whatever the batch: the levels travel as arrays.
+        ids = sorted(best)
+        await session.execute(
+            _RAISE_POSTGRES,
+            {
+                "now": now,
+                "ids": ids,
+                "levels": [best[i] for i in ids],
+                "ranks": [classification.LEVEL_RANK[best[i]] for i in ids],
+            },
+        )
+        return
     for level, lower in (("hot", ("warm", "cold")), ("warm", ("cold",)), ("cold", ())):
         ids = sorted(c for c, found in best.items() if found == level)
         for start in range(0, len(ids), 500):

@@ -20,6 +20,7 @@ from vpx.contacts import service as contact_service
 from vpx.cursors import decode_cursor, encode_cursor
 from vpx.errors import NotFound
 from vpx.models import Contact, Signal
+from vpx.signals.records import SignalRecord
 from vpx.signals.schemas import SignalPage, SignalView
 
 CURSOR_KIND = "sg"
@@ -57,7 +58,7 @@ def filtered(statement: Select[Any], signal_filter: SignalFilter) -> Select[Any]
     return statement
 
 
-def signal_view(signal: Signal, contact: Any | None, settings: Settings) -> SignalView:
+def signal_view(signal: SignalRecord, contact: Any | None, settings: Settings) -> SignalView:
     """The D19 object. ``contact``: the linked contact's row (``Contact`` or a row with the preview's
     columns), or None. An fcra_blocked signal is reduced here, whatever the caller passes."""
     if signal.source_status == "fcra_blocked":
@@ -102,7 +103,7 @@ def signal_view(signal: Signal, contact: Any | None, settings: Settings) -> Sign
     )
 
 
-async def contacts_of(session: AsyncSession, signals: Sequence[Signal]) -> dict[int, Contact]:
+async def contacts_of(session: AsyncSession, signals: Sequence[SignalRecord]) -> dict[int, Contact]:
     """The linked contacts of available signals, in one query (fcra_blocked ones never load theirs)."""
     ids = sorted({s.contact_id for s in signals if s.contact_id is not None and s.source_status == "available"})
     if not ids:
@@ -114,7 +115,7 @@ async def contacts_of(session: AsyncSession, signals: Sequence[Signal]) -> dict[
     return found
 
 
-async def views_of(session: AsyncSession, signals: Sequence[Signal], settings: Settings) -> list[SignalView]:
+async def views_of(session: AsyncSession, signals: Sequence[SignalRecord], settings: Settings) -> list[SignalView]:
     contacts = await contacts_of(session, signals)
     return [signal_view(s, contacts.get(s.contact_id) if s.contact_id is not None else None, settings) for s in signals]
 

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from vpx.models import Signal, WebhookDelivery, WebhookEndpoint
+from vpx.models import WebhookDelivery, WebhookEndpoint
+from vpx.signals.records import SignalRecord
 from vpx.webhooks import events as webhook_events
 from vpx.webhooks import outbox as webhook_outbox
 from vpx.webhooks.filters import signal_matches
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from vpx.signals.hooks import HookContext
 
 
-async def enqueue_signal_created(session: AsyncSession, signals: Sequence[Signal], context: HookContext) -> None:
+async def enqueue_signal_created(session: AsyncSession, signals: Sequence[SignalRecord], context: HookContext) -> None:
     from vpx.signals import service as signal_service
 
     endpoints = [
