@@ -76,7 +76,14 @@ def make(path: Path, rows: int, seed: int = 3) -> None:
             previous = row
 
 
-def read_only(path: Path) -> dict[str, float]:
+def read_only(path: Path, *, pickled: bool = False) -> dict[str, float]:
+    """The reader stage as the import's reader process runs it (vpx.registries.importer.read_batches,
+    its garbage-collector setting, batches of 5,000), the batches dropped instead of queued;
+    ``pickled``: also pickled, as the queue to the writer does."""
+    import gc
+    import pickle
+
+    from vpx.registries.importer import quiet_collector, read_batches
     from vpx.registries.nppes import Nppes
     from vpx.registries.nucc import NuccTaxonomy
     from vpx.registries.reader import open_text
@@ -93,29 +100,32 @@ def read_only(path: Path) -> dict[str, float]:
     }
     opened.close()
     ctx.lookups = {"taxonomy": taxonomy}
-    from datetime import UTC, datetime
-
-    from vpx.registries.reader import SkipRow
-
     ctx.now = datetime.now(UTC)
-    source = Nppes()
-    started = time.perf_counter()
+    quiet_collector()
     count = 0
-    opened = open_text(path)
-    batch: list[object] = []
-    for item in source.read(opened, ctx):
-        count += 1
-        if not isinstance(item, SkipRow):
-            batch.append(item)
-        if len(batch) == 5000:
-            source.ready(batch, ctx, len(batch), [], 0)  # the reader stage's row-local work too
-            batch = []
-    source.ready(batch, ctx, len(batch), [], 0)
-    opened.close()
+    failed: list[object] = []
+
+    def put(message: tuple[object, ...]) -> bool:
+        nonlocal count
+        if message[0] == "batch":
+            count += message[1].rows  # type: ignore[attr-defined]
+            if pickled:
+                pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        elif message[0] == "error":
+            failed.append(message)
+        gc.collect(1)
+        return True
+
+    started = time.perf_counter()
+    cpu = time.process_time()
+    read_batches(Nppes(), path, ctx, batch_size=5000, limit=None, put=put)
     seconds = time.perf_counter() - started
+    if failed:
+        raise SystemExit(f"reader failed: {failed}")
     return {
         "rows": count,
         "seconds": round(seconds, 1),
+        "cpu_seconds": round(time.process_time() - cpu, 1),
         "rows_per_second": round(count / seconds),
         "peak_mb": round(peak_mb()),
     }
@@ -181,6 +191,7 @@ def main() -> None:
                           "seconds": round(time.perf_counter() - started, 1)}))  # fmt: skip
     elif args.step == "read":
         print(json.dumps({"step": "read and normalise", **read_only(args.path)}))
+        print(json.dumps({"step": "read, normalise and pickle", **read_only(args.path, pickled=True)}))
     elif args.step == "load":
         print(json.dumps({"step": f"import into {args.database}", **load(args.path, args.database)}))
     else:

@@ -244,9 +244,22 @@ def person_display_name(
     first: str, middle: str, last: str, *, prefix: str = "", suffix: str = "", credential: str = ""
 ) -> str:
     """``First Middle Last Suffix, Credential`` (the prefix, "DR." or "MR.", is left out)."""
-    name = display_name(" ".join(part for part in (first, middle, last, suffix) if part and part.strip()))
-    credential = " ".join(credential.split())
+    parts = [part for part in (first, middle, last, suffix) if part and part.strip()]
+    if all(part.upper() == part for part in parts):
+        # All in capitals (as registries write them): ``display_name`` of the whole, part by part,
+        # each part from a cache (first and last names repeat where whole names do not).
+        name = " ".join([_cased_part(part, index == 0) for index, part in enumerate(parts)])
+    else:
+        name = display_name(" ".join(parts))
+    if credential:
+        credential = " ".join(credential.split())
     return f"{name}, {credential}" if name and credential else name
+
+
+@lru_cache(maxsize=1 << 16)
+def _cased_part(part: str, first: bool) -> str:
+    head, *rest = part.split()
+    return " ".join([_cased_word(head, first), *[_cased_word(word, False) for word in rest]])
 
 
 _STREET_WORDS = {

@@ -11,23 +11,30 @@ contact complete with its sources and people; running it again upserts what was 
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 import multiprocessing
 import queue
 import threading
 import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession
+
 from vpx.contacts.search import backend_for
 from vpx.db import Database
-from vpx.registries.reader import ImportFailed, SkipRow, open_text
+from vpx.registries import load_modes
+from vpx.registries.reader import SNIFF_BYTES, ImportFailed, SkipRow, open_text
 from vpx.registries.records import ImportSummary
-from vpx.registries.sources import ImportContext, ReadBatch, Source, all_sources
+from vpx.registries.sources import ContactSource, ImportContext, ReadBatch, Source, all_sources
 
+log = logging.getLogger(__name__)
 DEFAULT_BATCH = 5000
 PROCESS_READER_BYTES = 32 * 1024 * 1024
 QUEUE_DEPTH = 3
@@ -96,6 +103,7 @@ def _process_reader(
     out: Any,
 ) -> None:
     """The reader in a process of its own (its arguments and messages are pickled)."""
+    quiet_collector()
     now, file_date, dialect = context
     source = all_sources()[source_name]()
     ctx = ImportContext(
@@ -106,7 +114,22 @@ def _process_reader(
         dialect=dialect,
         lookups=lookups,
     )
-    read_batches(source, path, ctx, batch_size=batch_size, limit=limit, put=lambda m: out.put(m) or True)
+
+    def put(message: tuple[Any, ...]) -> bool:
+        out.put(message)
+        gc.collect(1)  # the young objects only: a batch's worth, and any cycle among them
+        return True
+
+    read_batches(source, path, ctx, batch_size=batch_size, limit=limit, put=put)
+
+
+def quiet_collector() -> None:
+    """The reader process's garbage collector runs once a batch instead of every 700 allocations: a
+    row makes a dozen short-lived containers, and the automatic collections, walking the name and
+    phone caches each time, took a sixth of the reader's time (docs/benchmarks.md). Records hold no
+    cycles; a collection of the young generation after each batch frees any other."""
+    gc.freeze()
+    gc.disable()
 
 
 class _Reader:
@@ -185,10 +208,14 @@ async def run_import(
     batch_size: int = DEFAULT_BATCH,
     progress: ProgressCallback | None = None,
     reader: str = "auto",
+    mode: str = load_modes.AUTO,
 ) -> ImportSummary:
     """Imports one file; returns the summary. Raises ImportFailed for a file that cannot be imported
-    (nothing is written after that point; batches committed before it stay). ``reader`` is
-    ``thread``, ``process`` or ``auto`` (a process for files from PROCESS_READER_BYTES on)."""
+    (nothing is written after that point; in batches, batches committed before it stay; in bulk,
+    nothing stays). ``reader`` is ``thread``, ``process`` or ``auto`` (a process for files from
+    PROCESS_READER_BYTES on); ``mode`` is ``batches``, ``bulk`` or ``auto`` (vpx.registries.load_modes)."""
+    if mode not in load_modes.MODES:
+        raise ValueError(f"mode must be one of {', '.join(load_modes.MODES)}")
     if not await asyncio.to_thread(path.is_file):
         raise ImportFailed(f"no such file: {path}", code="file_not_found")
     size = (await asyncio.to_thread(path.stat)).st_size
@@ -203,9 +230,61 @@ async def run_import(
     summary.file_date = ctx.file_date.isoformat() if ctx.file_date else None
     started = time.perf_counter()
     await source.before_import(database, ctx)
+    rows = load_modes.estimated_rows(size, await asyncio.to_thread(_head, path))
+    chosen = await load_modes.choose(
+        database, requested=mode, contacts=isinstance(source, ContactSource), rows=min(rows, limit or rows)
+    )
     use_process = reader == "process" or (reader == "auto" and size >= PROCESS_READER_BYTES)
-    worker = _Reader(source, path, ctx, batch_size=batch_size, limit=limit, process=use_process)
-    truncated = False
+
+    def start_reader() -> _Reader:
+        return _Reader(source, path, ctx, batch_size=batch_size, limit=limit, process=use_process)
+
+    truncated: bool | None = None
+    if chosen == load_modes.BULK:
+        truncated = await _load_in_bulk(database, source, ctx, start_reader, size, progress)
+        summary.mode = load_modes.BULK if truncated is not None else load_modes.BATCHES
+    if truncated is None:
+        summary.mode = load_modes.BATCHES
+
+        async def write(batch: ReadBatch) -> None:
+            async with database.write_sessions() as session, session.begin():
+                await _commit_lightly(session)
+                await source.write(session, batch, ctx)
+
+        truncated = await _consume(start_reader(), write, summary, size, progress)
+    await source.finish(database, ctx)
+    summary.seconds = time.perf_counter() - started
+    if truncated:
+        summary.complete = False
+        summary.error = {
+            "code": "truncated_file",
+            "message": f"{path.name} ends inside a row: the file looks cut off. Every complete row before "
+            "it was imported; import the whole file again to finish (records already written are updated, "
+            "not duplicated).",
+        }
+    return summary
+
+
+def _head(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        return handle.read(SNIFF_BYTES)
+
+
+async def _commit_lightly(session: AsyncSession) -> None:
+    """PostgreSQL: the import's commits do not wait for the WAL to reach the disk. A crash may lose
+    the last few batches — never part of one — and running the import again writes them."""
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(text("SET LOCAL synchronous_commit = off"))
+
+
+async def _consume(
+    worker: _Reader,
+    write: Callable[[ReadBatch], Awaitable[None]],
+    summary: ImportSummary,
+    size: int,
+    progress: ProgressCallback | None,
+) -> bool:
+    """Writes the reader's batches as they come; returns whether the file was cut off."""
     try:
         while True:
             message = await asyncio.to_thread(worker.get)
@@ -218,25 +297,39 @@ async def run_import(
                 for reason, detail in batch.skipped:
                     summary.skip(reason, detail)
                 if batch.items:
-                    async with database.write_sessions() as session, session.begin():
-                        await source.write(session, batch, ctx)
+                    await write(batch)
                 if progress is not None:
                     progress(Progress(batch.bytes_read, size, summary.rows_read))
             elif kind == "done":
-                truncated = bool(message[1])
-                break
+                return bool(message[1])
             else:
                 raise ImportFailed(message[2], code=message[1])
     finally:
         await asyncio.to_thread(worker.close)
-    await source.finish(database, ctx)
-    summary.seconds = time.perf_counter() - started
-    if truncated:
-        summary.complete = False
-        summary.error = {
-            "code": "truncated_file",
-            "message": f"{path.name} ends inside a row: the file looks cut off. Every complete row before "
-            "it was imported; import the whole file again to finish (records already written are updated, "
-            "not duplicated).",
-        }
-    return summary
+
+
+async def _load_in_bulk(
+    database: Database,
+    source: Source,
+    ctx: ImportContext,
+    start_reader: Callable[[], _Reader],
+    size: int,
+    progress: ProgressCallback | None,
+) -> bool | None:
+    """The whole file in one transaction, the search indexes set aside and rebuilt before it commits.
+    Returns whether the file was cut off, or None when the contacts table could not be locked in
+    time (nothing was done: the caller loads in batches)."""
+    try:
+        async with database.write_sessions() as session, session.begin():
+            await _commit_lightly(session)
+            aside = await load_modes.set_aside(session)
+
+            async def write(batch: ReadBatch) -> None:
+                await source.write(session, batch, ctx)
+
+            truncated = await _consume(start_reader(), write, ctx.summary, size, progress)
+            await load_modes.restore(session, aside)
+    except load_modes.LockBusy:
+        log.warning("registry import: the contacts table stayed locked; loading in batches instead")
+        return None
+    return truncated

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 SNIFF_BYTES = 64 * 1024
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
@@ -125,8 +125,7 @@ def open_text(path: Path) -> OpenedFile:
     return OpenedFile(path=path, size=path.stat().st_size, encoding=encoding, head=head, counter=counter, text=text)
 
 
-@dataclass(frozen=True, slots=True)
-class CsvRow:
+class CsvRow(NamedTuple):
     line: int
     values: list[str]
 
@@ -197,6 +196,7 @@ class CsvTable:
         # inside a field, a cut-off last line) go through the csv module.
         text = self.opened.text
         fields, needed = self.width, self.needed
+        least = min(self.width, self.needed + 1)  # fewer fields: a malformed row (_checked)
         line_number = 1
         pending: CsvRow | None = None
         for raw in text:
@@ -223,7 +223,7 @@ class CsvTable:
                     continue
                 values = parsed
             if pending is not None:
-                yield self._checked(pending)
+                yield pending if len(pending.values) >= least else self._checked(pending)
             pending = CsvRow(line_number, values)
         if pending is not None:
             if len(pending.values) < min(self.width, self.needed):

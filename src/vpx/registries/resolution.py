@@ -131,8 +131,19 @@ async def resolve(
     describe: they never merge and are not looked up (each NPI is someone else, even with the same
     name; a doctor and a contractor of one name in one city are two contacts)."""
     given = keys or [None] * len(rows)
-    all_keys = [k if k is not None else keys_of(row) for k, row in zip(given, rows, strict=True)]
-    businesses = [k for k, kind in zip(all_keys, kinds, strict=True) if kind != "person"]
+    return await resolve_keys(
+        session,
+        [
+            None if kind == "person" else (k if k is not None else keys_of(row))
+            for k, row, kind in zip(given, rows, kinds, strict=True)
+        ],
+        threshold=threshold,
+    )
+
+
+async def resolve_keys(session: AsyncSession, keys: list[MatchKeys | None], *, threshold: float) -> list[Target]:
+    """``resolve`` for records given by their matching keys; None for a person (a contact of its own)."""
+    businesses = [k for k in keys if k is not None]
     found = await _candidates(session, businesses) if businesses else {}
     by_phone: dict[str, list[int]] = defaultdict(list)
     by_block: dict[tuple[str, str, str], list[int]] = defaultdict(list)
@@ -142,28 +153,33 @@ async def resolve(
         by_block[_block(other)].append(contact_id)
 
     targets: list[Target] = []
+    alone = Target()
     local_phone: dict[str, list[int]] = defaultdict(list)
     local_block: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    for index, record_keys in enumerate(all_keys):
-        if kinds[index] == "person":
-            targets.append(Target())
+    local_keys: dict[int, MatchKeys] = {}
+    for index, record_keys in enumerate(keys):
+        if record_keys is None:
+            targets.append(alone)
             continue
         block = _block(record_keys)
         ids = set(by_block.get(block, ()))
         if record_keys.phone:
             ids.update(by_phone.get(record_keys.phone, ()))
-        choice = best_match(record_keys, [(i, found[i]) for i in sorted(ids)], threshold=threshold)
-        if choice is not None:
-            targets.append(Target(contact_id=choice[0], rule=choice[1]))
-            continue
+        if ids:
+            choice = best_match(record_keys, [(i, found[i]) for i in sorted(ids)], threshold=threshold)
+            if choice is not None:
+                targets.append(Target(contact_id=choice[0], rule=choice[1]))
+                continue
         local = set(local_block.get(block, ()))
         if record_keys.phone:
             local.update(local_phone.get(record_keys.phone, ()))
-        local_choice = best_match(record_keys, [(j, all_keys[j]) for j in sorted(local)], threshold=threshold)
-        if local_choice is not None:
-            targets.append(Target(pending=local_choice[0], rule=local_choice[1]))
-            continue
-        targets.append(Target())
+        if local:
+            local_choice = best_match(record_keys, [(j, local_keys[j]) for j in sorted(local)], threshold=threshold)
+            if local_choice is not None:
+                targets.append(Target(pending=local_choice[0], rule=local_choice[1]))
+                continue
+        targets.append(alone)
+        local_keys[index] = record_keys
         local_block[block].append(index)
         if record_keys.phone:
             local_phone[record_keys.phone].append(index)

@@ -20,12 +20,11 @@ from typing import Any, ClassVar, TypeVar
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from vpx.contacts.catalogue import vocabulary
 from vpx.contacts.search import SearchBackend
 from vpx.db import Database
 from vpx.registries.matching import NAME_THRESHOLD
 from vpx.registries.reader import OpenedFile, SkipRow
-from vpx.registries.records import ImportSummary
+from vpx.registries.records import ImportSummary, row_terms
 from vpx.registries.upsert import BatchContext, write_contact_batch
 
 # Every source module; importing one registers its sources.
@@ -129,13 +128,14 @@ class ContactSource(Source):
         self, items: list[Any], ctx: ImportContext, rows: int, skipped: list[tuple[str, str]], bytes_read: int
     ) -> ReadBatch:
         # Contact rows, matching keys, digests and search words are computed by the reader.
-        prepared = [record.prepare(ctx.now) for record in items]
+        now = ctx.now
+        ready = [record.ready(now) for record in items]
         return ReadBatch(
-            items=items,
+            items=ready,
             rows=rows,
             skipped=skipped,
             bytes_read=bytes_read,
-            terms=vocabulary([row for row in prepared if row is not None]),
+            terms=row_terms([record.row for record in ready if record.row is not None]),
         )
 
     async def write(self, session: AsyncSession, batch: ReadBatch, ctx: ImportContext) -> None:

@@ -13,15 +13,14 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Table, bindparam, delete, func, select, text, update
+from sqlalchemy import Table, bindparam, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from vpx.contacts.catalogue import contact_row, vocabulary
 from vpx.contacts.search import SearchBackend
 from vpx.models import Contact, ContactSource, DecisionMaker, RegistryRecord
 from vpx.registries import bulk, resolution
 from vpx.registries.matching import NAME_THRESHOLD
-from vpx.registries.records import ImportSummary, SourceRecord
+from vpx.registries.records import COLUMN, CONTACT_COLUMNS, ImportSummary, Ready, Row, keys_from, row_terms
 
 # Fields a record may leave empty; on a merge they only fill the gaps of the existing contact.
 OPTIONAL_FIELDS = (
@@ -37,7 +36,9 @@ OPTIONAL_FIELDS = (
     "license_number",
     "license_state",
 )
+OPTIONAL_AT = tuple(COLUMN[name] for name in OPTIONAL_FIELDS)
 REQUIRED_FIELDS = ("business_name", "name_key", "city", "city_key", "state", "industry")
+SQLITE_CHUNK = 2000  # parameters a statement, under SQLite's limit
 TERM_CACHE_LIMIT = 200_000
 RECORD_AMONG = "record_id = ANY(CAST(:ids AS text[]))"
 # Core tables for executemany UPDATEs (the ORM would turn them into per-primary-key bulk updates).
@@ -89,8 +90,8 @@ async def _existing(session: AsyncSession, registry: str, record_ids: list[str])
         return found
     # SQLite: driver SQL; a statement per parameter count would crowd SQLAlchemy's compiled cache.
     connection = await session.connection()
-    for start in range(0, len(record_ids), 2000):
-        chunk = record_ids[start : start + 2000]
+    for start in range(0, len(record_ids), SQLITE_CHUNK):
+        chunk = record_ids[start : start + SQLITE_CHUNK]
         marks = ", ".join("?" for _ in chunk)
         result = await connection.exec_driver_sql(
             f"SELECT {columns} FROM registry_records WHERE registry = ? AND record_id IN ({marks})", (registry, *chunk)
@@ -104,51 +105,45 @@ def _sqlite_date(value: Any) -> date | None:
     return date.fromisoformat(value) if isinstance(value, str) else value
 
 
-def _fill_gaps(target: dict[str, Any], other: dict[str, Any]) -> None:
-    for name in OPTIONAL_FIELDS:
-        if target.get(name) is None and other.get(name) is not None:
-            target[name] = other[name]
-
-
 async def write_contact_batch(
-    session: AsyncSession, records: list[SourceRecord], ctx: BatchContext, *, terms: set[str] | None = None
+    session: AsyncSession, records: list[Ready], ctx: BatchContext, *, terms: set[str] | None = None
 ) -> None:
     """Applies one batch of records; counts land in ``ctx.summary``. ``terms``: the batch's search
     words when the reader computed them."""
     summary = ctx.summary
-    by_id: dict[str, SourceRecord] = {}
+    by_id: dict[str, Ready] = {}
     for record in records:
         if record.record_id in by_id:
             summary.skip("duplicate_record", f"{ctx.registry} {record.record_id}: listed again later in the file")
         by_id[record.record_id] = record
     existing = await _existing(session, ctx.registry, list(by_id))
 
-    new: list[tuple[SourceRecord, str]] = []
-    changed: list[tuple[Existing, SourceRecord, str]] = []
+    new: list[Ready] = []
+    changed: list[tuple[Existing, Ready]] = []
     for record_id, record in by_id.items():
-        if record.digest is None:
-            record.prepare(ctx.now)
-        digest = record.digest or record.row_hash()
         known = existing.get(record_id)
         if known is not None:
             if known.file_date and ctx.file_date and known.file_date > ctx.file_date:
                 summary.skip("older_file", f"{ctx.registry} {record_id}: the catalogue has it from {known.file_date}")
-            elif known.row_hash == digest:
+            elif known.row_hash == record.digest:
                 summary.unchanged += 1
             else:
-                changed.append((known, record, digest))
-        elif not record.active or record.contact is None:
+                changed.append((known, record))
+        elif not record.active or record.row is None:
             summary.skip("deactivated", f"{ctx.registry} {record_id}: deactivated, and not in the catalogue")
         else:
-            new.append((record, digest))
+            new.append(record)
 
-    touched_people: list[tuple[int, SourceRecord]] = []
+    touched_people: list[tuple[int, Ready]] = []
     await _refresh_statistics(session, ctx)
     new_rows = await _add_new(session, new, ctx, touched_people)
     updated_rows = await _apply_changes(session, changed, ctx, touched_people)
-    await _replace_people(session, touched_people, ctx)
+    # Only records the catalogue knew can have decision-makers to replace: new ones are written in
+    # the transaction that writes their record.
+    await _delete_people(session, ctx.registry, [record.record_id for _, record in changed])
+    await _add_people(session, touched_people, ctx)
     if new_rows or updated_rows:
-        await _add_terms(session, terms if terms is not None else vocabulary(new_rows + updated_rows), ctx)
+        await _add_terms(session, terms if terms is not None else row_terms(new_rows + updated_rows), ctx)
 
 
 async def _refresh_statistics(session: AsyncSession, ctx: BatchContext) -> None:
@@ -160,58 +155,64 @@ async def _refresh_statistics(session: AsyncSession, ctx: BatchContext) -> None:
         await session.execute(text("ANALYZE contacts"))
 
 
+def _filled(row: Row, other: Row) -> Row:
+    """``row`` with its empty optional fields taken from ``other``."""
+    if all(row[i] is not None or other[i] is None for i in OPTIONAL_AT):
+        return row
+    values = list(row)
+    for i in OPTIONAL_AT:
+        if values[i] is None:
+            values[i] = other[i]
+    return tuple(values)
+
+
+def _params(row: Row, contact_id: int, names: tuple[str, ...]) -> dict[str, Any]:
+    return {"b_id": contact_id, **{f"b_{name}": row[COLUMN[name]] for name in names}}
+
+
 async def _add_new(
-    session: AsyncSession,
-    new: list[tuple[SourceRecord, str]],
-    ctx: BatchContext,
-    touched_people: list[tuple[int, SourceRecord]],
-) -> list[dict[str, Any]]:
+    session: AsyncSession, new: list[Ready], ctx: BatchContext, touched_people: list[tuple[int, Ready]]
+) -> list[Row]:
     if not new:
         return []
-    rows = [record.row or contact_row(record.contact or {}, origin="registry", now=ctx.now) for record, _ in new]
-    targets = await resolution.resolve(
-        session,
-        rows,
-        keys=[record.keys for record, _ in new],
-        kinds=[record.kind for record, _ in new],
-        threshold=ctx.threshold,
+    rows: list[Row] = [record.row for record in new if record.row is not None]
+    targets = await resolution.resolve_keys(
+        session, [keys_from(r.keys) if r.keys is not None else None for r in new], threshold=ctx.threshold
     )
     # Records merged into a contact created earlier in this batch fill that contact's gaps before it is written.
     creating = [index for index, target in enumerate(targets) if target.pending is None and target.contact_id is None]
     for index, target in enumerate(targets):
         if target.pending is not None:
-            _fill_gaps(rows[target.pending], rows[index])
-    created_rows = [rows[index] for index in creating]
+            rows[target.pending] = _filled(rows[target.pending], rows[index])
     ids = dict(zip(creating, await bulk.allocate_ids(session, CONTACTS, len(creating)), strict=True))
+    created_rows = [rows[index] for index in creating]
     if created_rows:
-        columns = ["id", *created_rows[0]]
-        await bulk.insert_rows(session, CONTACTS, columns, [(ids[index], *rows[index].values()) for index in creating])
+        await bulk.insert_rows(session, CONTACTS, ("id", *CONTACT_COLUMNS), [(ids[i], *rows[i]) for i in creating])
 
     merges_into_existing: list[dict[str, Any]] = []
     sources: list[tuple[Any, ...]] = []
     records: list[tuple[Any, ...]] = []
-    for index, (record, digest) in enumerate(new):
-        target = targets[index]
-        if index in ids:
-            contact_id, owns = ids[index], True
-            ctx.summary.created += 1
-        else:
-            owns = False
-            ctx.summary.merged += 1
+    registry, file_date, now, summary = ctx.registry, ctx.file_date, ctx.now, ctx.summary
+    for index, record in enumerate(new):
+        contact_id = ids.get(index)
+        owns = contact_id is not None
+        if contact_id is None:
+            target = targets[index]
             if target.pending is not None:
                 contact_id = ids[target.pending]
             else:
                 assert target.contact_id is not None
                 contact_id = target.contact_id
-                merges_into_existing.append({"b_id": contact_id, **{f"b_{n}": rows[index][n] for n in OPTIONAL_FIELDS}})
-        sources.append((contact_id, ctx.registry, record.record_id, ctx.file_date, ctx.now))
+                merges_into_existing.append(_params(rows[index], contact_id, OPTIONAL_FIELDS))
+        sources.append((contact_id, registry, record.record_id, file_date, now))
         records.append(
-            (
-                ctx.registry, record.record_id, contact_id, record.kind, True, owns,
-                record.registry_status, digest, ctx.file_date, ctx.now,
-            )
+            (registry, record.record_id, contact_id, record.kind, True, owns, record.registry_status, record.digest,
+             file_date, now)
         )  # fmt: skip
-        touched_people.append((contact_id, record))
+        if record.people:
+            touched_people.append((contact_id, record))
+    summary.created += len(creating)
+    summary.merged += len(new) - len(creating)
     await bulk.insert_rows(session, SOURCES, SOURCE_COLUMNS, sources)
     await bulk.insert_rows(session, RECORDS, RECORD_COLUMNS, records)
     if merges_into_existing:
@@ -228,38 +229,37 @@ async def _fill_contact_gaps(session: AsyncSession, params: list[dict[str, Any]]
 
 async def _apply_changes(
     session: AsyncSession,
-    changed: list[tuple[Existing, SourceRecord, str]],
+    changed: list[tuple[Existing, Ready]],
     ctx: BatchContext,
-    touched_people: list[tuple[int, SourceRecord]],
-) -> list[dict[str, Any]]:
+    touched_people: list[tuple[int, Ready]],
+) -> list[Row]:
     if not changed:
         return []
     owned: list[dict[str, Any]] = []
     gaps: list[dict[str, Any]] = []
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     record_updates: list[dict[str, Any]] = []
-    for known, record, digest in changed:
+    for known, record in changed:
         record_updates.append(
             {
                 "b_id": known.id,
                 "b_active": record.active,
                 "b_registry_status": record.registry_status,
-                "b_row_hash": digest,
+                "b_row_hash": record.digest,
                 "b_file_date": ctx.file_date,
             }
         )
-        touched_people.append((known.contact_id, record))
-        if not record.active or record.contact is None:
+        if record.active and record.people:
+            touched_people.append((known.contact_id, record))
+        if not record.active or record.row is None:
             ctx.summary.deactivated += 1
             continue
         ctx.summary.updated += 1
-        row = record.row or contact_row(record.contact, origin="registry", now=ctx.now)
-        rows.append(row)
-        params = {"b_id": known.contact_id, **{f"b_{n}": row[n] for n in OPTIONAL_FIELDS}}
+        rows.append(record.row)
         if known.owns_contact:
-            owned.append({**params, **{f"b_{n}": row[n] for n in REQUIRED_FIELDS}})
+            owned.append(_params(record.row, known.contact_id, OPTIONAL_FIELDS + REQUIRED_FIELDS))
         else:
-            gaps.append(params)
+            gaps.append(_params(record.row, known.contact_id, OPTIONAL_FIELDS))
     await session.execute(
         update(RECORDS)
         .where(RECORDS.c.id == bindparam("b_id"))
@@ -280,7 +280,7 @@ async def _apply_changes(
         )
     if gaps:
         await _fill_contact_gaps(session, gaps, ctx.now)
-    await _refresh_status(session, sorted({known.contact_id for known, _, _ in changed}), ctx.now)
+    await _refresh_status(session, sorted({known.contact_id for known, _ in changed}), ctx.now)
     return rows
 
 
@@ -300,21 +300,29 @@ async def _refresh_status(session: AsyncSession, contact_ids: list[int], now: da
         )
 
 
-async def _replace_people(session: AsyncSession, touched: list[tuple[int, SourceRecord]], ctx: BatchContext) -> None:
-    if not touched:
+async def _delete_people(session: AsyncSession, registry: str, record_ids: list[str]) -> None:
+    if not record_ids:
         return
-    await session.execute(
-        delete(DecisionMaker)
-        .where(
-            DecisionMaker.registry_name == ctx.registry, DecisionMaker.record_id.in_([r.record_id for _, r in touched])
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(
+            text(f"DELETE FROM decision_makers WHERE registry = :registry AND {RECORD_AMONG}"),
+            {"registry": registry, "ids": record_ids},
         )
-        .execution_options(synchronize_session=False)
-    )
+        return
+    connection = await session.connection()
+    for start in range(0, len(record_ids), SQLITE_CHUNK):
+        chunk = record_ids[start : start + SQLITE_CHUNK]
+        marks = ", ".join("?" for _ in chunk)
+        await connection.exec_driver_sql(
+            f"DELETE FROM decision_makers WHERE registry = ? AND record_id IN ({marks})", (registry, *chunk)
+        )
+
+
+async def _add_people(session: AsyncSession, touched: list[tuple[int, Ready]], ctx: BatchContext) -> None:
     people = [
-        (contact_id, person.name, person.title, person.role, person.phone, ctx.registry, record.record_id, ctx.now)
+        (contact_id, name, title, role, phone, ctx.registry, record.record_id, ctx.now)
         for contact_id, record in touched
-        if record.active
-        for person in record.people
+        for name, title, role, phone in record.people
     ]
     await bulk.insert_rows(session, PEOPLE, PEOPLE_COLUMNS, people)
 
