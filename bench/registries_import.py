@@ -131,7 +131,7 @@ def read_only(path: Path, *, pickled: bool = False) -> dict[str, float]:
     }
 
 
-async def _load(path: Path, url: str) -> dict[str, float]:
+async def _load(path: Path, url: str, mode: str) -> dict[str, float | str | None]:
     from vpx.config import Settings
     from vpx.db import Database
     from vpx.migrations import upgrade
@@ -145,12 +145,15 @@ async def _load(path: Path, url: str) -> dict[str, float]:
     now = datetime.now(UTC)
     try:
         await run_import(database, sources["nucc"](), NUCC, now=now)
-        summary = await run_import(database, sources["nppes"](), path, now=now, file_date=date(2026, 11, 1))
+        summary = await run_import(
+            database, sources["nppes"](), path, now=now, file_date=date(2026, 11, 1), mode=mode
+        )
     finally:
         await database.dispose()
     result = summary.as_dict()
     return {
         "rows": result["rows_read"],
+        "mode": result["mode"],
         "created": result["created"],
         "merged": result["merged"],
         "skipped": result["skipped_total"],
@@ -160,11 +163,11 @@ async def _load(path: Path, url: str) -> dict[str, float]:
     }
 
 
-def load(path: Path, database: str) -> dict[str, float]:
+def load(path: Path, database: str, mode: str = "auto") -> dict[str, float | str | None]:
     if database == "sqlite":
         target = Path(f"/tmp/vpx_bench_{uuid.uuid4().hex[:8]}.db")
         try:
-            return asyncio.run(_load(path, f"sqlite+aiosqlite:///{target}"))
+            return asyncio.run(_load(path, f"sqlite+aiosqlite:///{target}", mode))
         finally:
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{target}{suffix}").unlink(missing_ok=True)
@@ -172,7 +175,7 @@ def load(path: Path, database: str) -> dict[str, float]:
     subprocess.run(["psql", POSTGRES_ADMIN, "-qc", f'CREATE DATABASE "{name}"'], check=True)
     try:
         base = POSTGRES_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://")
-        return asyncio.run(_load(path, f"{base}/{name}"))
+        return asyncio.run(_load(path, f"{base}/{name}", mode))
     finally:
         subprocess.run(["psql", POSTGRES_ADMIN, "-qc", f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'], check=True)
 
@@ -183,6 +186,7 @@ def main() -> None:
     parser.add_argument("path", nargs="?", type=Path, default=Path("/tmp/vpx_npi_bench.csv"))
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--mode", choices=["auto", "batches", "bulk"], default="auto", help="the import's load mode")
     args = parser.parse_args()
     if args.step == "make":
         started = time.perf_counter()
@@ -193,7 +197,7 @@ def main() -> None:
         print(json.dumps({"step": "read and normalise", **read_only(args.path)}))
         print(json.dumps({"step": "read, normalise and pickle", **read_only(args.path, pickled=True)}))
     elif args.step == "load":
-        print(json.dumps({"step": f"import into {args.database}", **load(args.path, args.database)}))
+        print(json.dumps({"step": f"import into {args.database}", **load(args.path, args.database, args.mode)}))
     else:
         if not args.path.exists():
             make(args.path, args.rows)

@@ -103,14 +103,17 @@ async def _candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int,
                 f"SELECT {COLUMNS} FROM contacts c WHERE c.phone IN ({marks}) AND c.status = 'active'", tuple(chunk)
             )
         )
+    # INDEXED BY: without statistics SQLite chose to build an automatic index on (status, state,
+    # city_key) for every lookup — a pass over the whole table each batch (0.55 s against 0.018 s
+    # for 1,000 blocks in a 100,000-contact catalogue).
     expression = block_expression(sqlite=True, table="c.")
     for start in range(0, len(blocks), QUERY_CHUNK):
         block_chunk = blocks[start : start + QUERY_CHUNK]
         rows_sql = ", ".join("(?, ?, ?)" for _ in block_chunk)
         take(
             await connection.exec_driver_sql(
-                f"WITH b(state, city_key, token) AS (VALUES {rows_sql}) SELECT {COLUMNS} FROM b JOIN contacts c "
-                f"ON c.state = b.state AND c.city_key = b.city_key AND {expression} = b.token "
+                f"WITH b(state, city_key, token) AS (VALUES {rows_sql}) SELECT {COLUMNS} FROM b "
+                f"JOIN contacts c INDEXED BY ix_contacts_block ON c.state = b.state AND c.city_key = b.city_key AND {expression} = b.token "
                 "WHERE c.status = 'active'",
                 tuple(value for block in block_chunk for value in block),
             )
