@@ -113,7 +113,8 @@ async def _candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int,
         take(
             await connection.exec_driver_sql(
                 f"WITH b(state, city_key, token) AS (VALUES {rows_sql}) SELECT {COLUMNS} FROM b "
-                f"JOIN contacts c INDEXED BY ix_contacts_block ON c.state = b.state AND c.city_key = b.city_key AND {expression} = b.token "
+                "JOIN contacts c INDEXED BY ix_contacts_block "
+                f"ON c.state = b.state AND c.city_key = b.city_key AND {expression} = b.token "
                 "WHERE c.status = 'active'",
                 tuple(value for block in block_chunk for value in block),
             )
