@@ -1,0 +1,91 @@
+"""The reader's fast paths give what the catalogue's own functions give: the contacts row, matching
+keys, digest and search words of every record of the real samples."""
+
+from __future__ import annotations
+
+import hashlib
+import pickle
+from datetime import UTC, datetime
+from typing import Any
+
+from tests.registries.conftest import shared
+from vpx.contacts.catalogue import contact_row, vocabulary
+from vpx.contacts.normalise import display_name, person_display_name
+from vpx.registries.cslb import Cslb
+from vpx.registries.nppes import Nppes
+from vpx.registries.reader import open_text
+from vpx.registries.records import CONTACT_COLUMNS, Ready, SourceRecord, keys_from, row_terms
+from vpx.registries.resolution import keys_of
+from vpx.registries.sources import ImportContext, ReadBatch
+
+NOW = datetime(2026, 11, 24, 12, tzinfo=UTC)
+
+
+def _records() -> list[SourceRecord]:
+    records: list[SourceRecord] = []
+    for source, path in (
+        (Nppes(), shared("nppes", "npidata_pfile_sample_k0bl.csv")),
+        (Cslb(), shared("licenses", "ca_cslb_MasterLicenseData_noheader.csv")),
+    ):
+        ctx = ImportContext.__new__(ImportContext)
+        ctx.lookups = {"taxonomy": {"207RC0000X": ("Cardiology", "healthcare", "Allopathic & Osteopathic", "IM")}}
+        opened = open_text(path)
+        try:
+            records += [item for item in source.read(opened, ctx) if isinstance(item, SourceRecord)]
+        finally:
+            opened.close()
+    assert len(records) > 500
+    return records
+
+
+def _digest_as_first_defined(record: SourceRecord) -> str:
+    # The digest as the catalogue's stored records were hashed: it must not change, or every
+    # re-import after an upgrade would rewrite every record.
+    parts: list[str] = [record.kind, "1" if record.active else "0", record.registry_status or ""]
+    if record.contact is not None:
+        parts += [f"{key}={value}" for key, value in sorted(record.contact.items()) if value is not None]
+    parts += [f"{p.role}|{p.name}|{p.title}|{p.phone}" for p in record.people]
+    return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
+
+
+def test_ready_records_match_the_catalogue_functions() -> None:
+    rows: list[dict[str, Any]] = []
+    tuples = []
+    for record in _records():
+        ready = record.ready(NOW)
+        assert ready.digest == _digest_as_first_defined(record)
+        assert ready.people == tuple((p.name, p.title, p.role, p.phone) for p in record.people)
+        if not record.active or record.contact is None:
+            assert ready.row is None and ready.keys is None
+            continue
+        row = contact_row(record.contact, origin="registry", now=NOW)
+        assert tuple(row) == CONTACT_COLUMNS
+        assert ready.row == tuple(row.values())
+        if record.kind == "person":
+            assert ready.keys is None  # people never merge: no keys to compute
+        else:
+            assert ready.keys is not None and keys_from(ready.keys) == keys_of(row)
+        rows.append(row)
+        tuples.append(ready.row)
+    assert row_terms(tuples) == vocabulary(rows)
+
+
+def test_a_batch_crosses_to_the_reader_process_as_plain_tuples() -> None:
+    ready = [record.ready(NOW) for record in _records()[:50]]
+    batch = ReadBatch(items=ready, rows=50, skipped=[], bytes_read=0, terms=set())
+    again = pickle.loads(pickle.dumps(batch))
+    assert again.items == ready and all(isinstance(item, Ready) for item in again.items)
+
+
+def test_person_names_are_cased_part_by_part_as_a_whole() -> None:
+    for first, middle, last, suffix, credential in [
+        ("JOHN", "A", "SMITH", "", "M.D."),
+        ("  JOHN ", "", "DE LA CRUZ", "JR", ""),
+        ("john", "", "SMITH", "", ""),
+        ("O'BRIEN", "", "MCDONALD", "III", "DDS,  MS"),
+        ("LA", "", "TOYA", "", ""),
+        ("", "", "", "", "MD"),
+    ]:
+        whole = display_name(" ".join(p for p in (first, middle, last, suffix) if p and p.strip()))
+        expected = f"{whole}, {' '.join(credential.split())}" if whole and credential.strip() else whole
+        assert person_display_name(first, middle, last, suffix=suffix, credential=credential) == expected
