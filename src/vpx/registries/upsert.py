@@ -62,6 +62,7 @@ class BatchContext:
     search: SearchBackend
     summary: ImportSummary
     threshold: float = NAME_THRESHOLD
+    table_locked: bool = False  # a bulk load holds the contacts table (vpx.registries.load_modes)
     # Words already added to the search vocabulary by this import (bounded: cleared when full).
     terms_seen: set[str] = field(default_factory=set)
     batches: int = 0
@@ -153,6 +154,9 @@ async def _refresh_statistics(session: AsyncSession, ctx: BatchContext) -> None:
     ctx.batches += 1
     if ctx.batches >= 2 and ctx.batches & (ctx.batches - 1) == 0 and session.get_bind().dialect.name == "postgresql":
         await session.execute(text("ANALYZE contacts"))
+        # And the records the upsert looks up by registry id: with statistics from an empty table
+        # the lookup cost 14 µs a row at 1,000,000 rows instead of 2.
+        await session.execute(text("ANALYZE registry_records"))
 
 
 def _filled(row: Row, other: Row) -> Row:
@@ -184,7 +188,8 @@ async def _add_new(
     for index, target in enumerate(targets):
         if target.pending is not None:
             rows[target.pending] = _filled(rows[target.pending], rows[index])
-    ids = dict(zip(creating, await bulk.allocate_ids(session, CONTACTS, len(creating)), strict=True))
+    allocated = await bulk.allocate_ids(session, CONTACTS, len(creating), table_locked=ctx.table_locked)
+    ids = dict(zip(creating, allocated, strict=True))
     created_rows = [rows[index] for index in creating]
     if created_rows:
         await bulk.insert_rows(session, CONTACTS, ("id", *CONTACT_COLUMNS), [(ids[i], *rows[i]) for i in creating])
