@@ -3,8 +3,9 @@
 New signals are found once per process and fanned out in memory: on PostgreSQL a LISTEN connection
 hears the ingest transaction's NOTIFY at commit (from any process); on SQLite an ingest in this process
 wakes the broker after commit and a short poll finds what other processes (the CLI) committed. Each
-wake-up is one read of the signals above the last sequence seen, with their views built once; every
-connection then filters them with its own D22 filter. A connection whose queue fills up (a client that
+wake-up is one read of the signals above the last sequence seen, with their views built once; each
+distinct D22 filter among the connections then takes its share, encoded and joined once, and every
+connection with that filter gets it as one item. A connection whose queue fills up (a client that
 reads too slowly) is told to go: it reconnects with Last-Event-ID and catches up from the database.
 
 Sequences are handed out under a row lock held until commit (see ``pipeline``), so reading
@@ -16,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,20 +61,76 @@ def encode_signal(view: SignalView) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class StreamItem:
+    """The messages of one read of new signals that one filter lets through, in sequence order:
+    ``first`` to ``sequence`` (the last), ``count`` signals, encoded and joined once for every
+    connection with that filter."""
+
+    first: int
     sequence: int
+    count: int
     message: bytes
+
+    @classmethod
+    def of(cls, messages: list[tuple[int, bytes]]) -> StreamItem:
+        return cls(messages[0][0], messages[-1][0], len(messages), b"".join(m for _, m in messages))
 
 
 @dataclass(eq=False)
 class Subscription:
-    """One open stream: its filter, the events waiting for it, and whether it fell too far behind."""
+    """One open stream: its filter, the messages waiting for it, whether it fell too far behind and
+    whether its lifetime is up.
+
+    Not an ``asyncio.Queue``: the bound (``VPX_STREAM_QUEUE_SIZE``) counts signals while an item holds
+    a whole read's worth, and one waiter future is all a single reader needs. Each wake-up of each
+    connection is the server's main cost at a thousand streams (docs/benchmarks.md)."""
 
     signal_filter: signal_service.SignalFilter
-    queue: asyncio.Queue[StreamItem]
     # The last sequence the broker had dispatched when this subscription began: everything above it
-    # arrives through the queue, everything up to it is the stream's replay from the database.
+    # arrives here, everything up to it is the stream's replay from the database.
     start_sequence: int
-    overflowed: asyncio.Event = field(default_factory=asyncio.Event)
+    limit: int
+    pending: deque[StreamItem] = field(default_factory=deque)
+    queued: int = 0
+    overflowed: bool = False
+    expired: bool = False
+    _waiter: asyncio.Future[None] | None = None
+
+    def deliver(self, item: StreamItem) -> None:
+        if self.overflowed:
+            return
+        if self.queued + item.count > self.limit:
+            # The client reads too slowly: it is sent what is queued, then told to resume from the
+            # database (Last-Event-ID), rather than held in memory without bound.
+            self.overflowed = True
+        else:
+            self.pending.append(item)
+            self.queued += item.count
+        self._wake()
+
+    def expire(self) -> None:
+        """The connection's lifetime is up (a timer calls this)."""
+        self.expired = True
+        self._wake()
+
+    async def wait(self) -> None:
+        """Returns once messages are pending, or the subscription overflowed or expired."""
+        if self.pending or self.overflowed or self.expired:
+            return
+        self._waiter = asyncio.get_running_loop().create_future()
+        try:
+            await self._waiter
+        finally:
+            self._waiter = None
+
+    def take(self) -> list[StreamItem]:
+        items = list(self.pending)
+        self.pending.clear()
+        self.queued = 0
+        return items
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
 
 
 class SignalBroker:
@@ -95,9 +153,7 @@ class SignalBroker:
             if not self.started:
                 await self._start()
         subscription = Subscription(
-            signal_filter=signal_filter,
-            queue=asyncio.Queue(maxsize=self.settings.stream_queue_size),
-            start_sequence=self.last_sequence,
+            signal_filter=signal_filter, start_sequence=self.last_sequence, limit=self.settings.stream_queue_size
         )
         self.subscriptions.add(subscription)
         self.groups.setdefault(filter_key(signal_filter), set()).add(subscription)
@@ -162,20 +218,26 @@ class SignalBroker:
                 if not rows:
                     return
                 views = await signal_service.views_of(session, rows, self.settings)
+            # Each signal is encoded once, and each filter's share of this read joined once: a
+            # connection gets one item per read, whatever the number of signals in it.
+            matched: dict[FilterKey, list[tuple[int, bytes]]] = {}
             for view in views:
                 values = tuple(getattr(view, name) for name in FILTER_FIELDS)
-                item: StreamItem | None = None
-                for key, group in list(self.groups.items()):
-                    if not key_matches(key, values):
-                        continue
-                    for subscription in list(group):
-                        if subscription.overflowed.is_set() or view.sequence <= subscription.start_sequence:
-                            continue
-                        item = item or StreamItem(view.sequence, encode_signal(view))
-                        try:
-                            subscription.queue.put_nowait(item)
-                        except asyncio.QueueFull:
-                            subscription.overflowed.set()
+                message: bytes | None = None
+                for key in self.groups:
+                    if key_matches(key, values):
+                        message = message or encode_signal(view)
+                        matched.setdefault(key, []).append((view.sequence, message))
+            for key, messages in matched.items():
+                item = StreamItem.of(messages)
+                for subscription in list(self.groups.get(key, ())):
+                    if subscription.start_sequence < item.first:
+                        subscription.deliver(item)
+                    else:
+                        # Subscribed while this read was under way: only what its replay did not send.
+                        rest = [(n, m) for n, m in messages if n > subscription.start_sequence]
+                        if rest:
+                            subscription.deliver(StreamItem.of(rest))
             self.last_sequence = rows[-1].sequence
             if len(rows) < READ_BATCH:
                 return
