@@ -80,10 +80,9 @@ def read_only(path: Path, *, pickled: bool = False) -> dict[str, float]:
     """The reader stage as the import's reader process runs it (vpx.registries.importer.read_batches,
     its garbage-collector setting, batches of 5,000), the batches dropped instead of queued;
     ``pickled``: also pickled, as the queue to the writer does."""
-    import gc
     import pickle
 
-    from vpx.registries.importer import quiet_collector, read_batches
+    from vpx.registries.importer import collect_now, quiet_collector, read_batches
     from vpx.registries.nppes import Nppes
     from vpx.registries.nucc import NuccTaxonomy
     from vpx.registries.reader import open_text
@@ -113,7 +112,7 @@ def read_only(path: Path, *, pickled: bool = False) -> dict[str, float]:
                 pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         elif message[0] == "error":
             failed.append(message)
-        gc.collect(1)
+        collect_now()
         return True
 
     started = time.perf_counter()
@@ -145,9 +144,7 @@ async def _load(path: Path, url: str, mode: str) -> dict[str, float | str | None
     now = datetime.now(UTC)
     try:
         await run_import(database, sources["nucc"](), NUCC, now=now)
-        summary = await run_import(
-            database, sources["nppes"](), path, now=now, file_date=date(2026, 11, 1), mode=mode
-        )
+        summary = await run_import(database, sources["nppes"](), path, now=now, file_date=date(2026, 11, 1), mode=mode)
     finally:
         await database.dispose()
     result = summary.as_dict()

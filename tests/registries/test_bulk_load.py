@@ -18,6 +18,7 @@ from tests.registries.formats import write_nppes, write_nucc
 from tests.registries.test_nppes import CLINIC, DOCTOR
 from vpx.models import Contact, DecisionMaker
 from vpx.registries import importer, load_modes
+from vpx.registries.seen import SeenIds
 
 
 async def _schema(app: FastAPI) -> set[str]:
@@ -129,6 +130,7 @@ async def test_auto_loads_in_bulk_only_a_large_file_into_a_much_smaller_catalogu
     assert await load_modes.choose(database, requested="auto", contacts=True, rows=100_000) == "bulk"
     assert await load_modes.choose(database, requested="auto", contacts=False, rows=10**7) == "batches"
     assert await load_modes.choose(database, requested="batches", contacts=True, rows=10**7) == "batches"
+    assert await load_modes.choose(database, requested="bulk", contacts=False, rows=10**7) == "batches"
     await run_import("nucc", write_nucc(tmp_path / "nucc.csv"))
     await run_import("nppes", write_nppes(tmp_path / "a.csv", [CLINIC, DOCTOR]))
     monkeypatch.setattr(load_modes, "BULK_MIN_ROWS", 10)
@@ -141,3 +143,13 @@ def test_the_row_count_is_estimated_from_the_first_lines() -> None:
     assert load_modes.estimated_rows(len(head), head) == 101
     assert load_modes.estimated_rows(10 * len(head), head) == 1010
     assert load_modes.estimated_rows(0, b"") == 0
+
+
+def test_the_written_ids_filter_never_forgets_and_rarely_guesses() -> None:
+    written = SeenIds(10_000)
+    ids = [f"{1_000_000_000 + 7 * i}" for i in range(10_000)]
+    for record_id in ids:
+        written.add(record_id)
+    assert all(record_id in written for record_id in ids)
+    others = [f"{2_000_000_000 + i}" for i in range(10_000)]
+    assert sum(other in written for other in others) < 300  # about 1 %: looked up, never wrong

@@ -32,6 +32,7 @@ from vpx.db import Database
 from vpx.registries import load_modes
 from vpx.registries.reader import SNIFF_BYTES, ImportFailed, SkipRow, open_text
 from vpx.registries.records import ImportSummary
+from vpx.registries.seen import SeenIds
 from vpx.registries.sources import ContactSource, ImportContext, ReadBatch, Source, all_sources
 
 log = logging.getLogger(__name__)
@@ -117,19 +118,31 @@ def _process_reader(
 
     def put(message: tuple[Any, ...]) -> bool:
         out.put(message)
-        gc.collect(1)  # the young objects only: a batch's worth, and any cycle among them
+        collect_now()
         return True
 
     read_batches(source, path, ctx, batch_size=batch_size, limit=limit, put=put)
 
 
 def quiet_collector() -> None:
-    """The reader process's garbage collector runs once a batch instead of every 700 allocations: a
-    row makes a dozen short-lived containers, and the automatic collections, walking the name and
-    phone caches each time, took a sixth of the reader's time (docs/benchmarks.md). Records hold no
-    cycles; a collection of the young generation after each batch frees any other."""
+    """The reader process's garbage collector runs every COLLECT_EVERY batches instead of every 700
+    allocations: a row makes a dozen short-lived containers, and the automatic collections took a
+    sixth of the reader's time (docs/benchmarks.md); once a batch still took a twelfth. Records hold
+    no cycles; the occasional collection of the young generations frees any other."""
     gc.freeze()
     gc.disable()
+
+
+COLLECT_EVERY = 20
+_batches_put = 0
+
+
+def collect_now() -> None:
+    """Called after each batch the reader process hands over (see quiet_collector)."""
+    global _batches_put
+    _batches_put += 1
+    if _batches_put % COLLECT_EVERY == 0:
+        gc.collect(1)
 
 
 class _Reader:
@@ -241,7 +254,7 @@ async def run_import(
 
     truncated: bool | None = None
     if chosen == load_modes.BULK:
-        truncated = await _load_in_bulk(database, source, ctx, start_reader, size, progress)
+        truncated = await _load_in_bulk(database, source, ctx, start_reader, size, progress, rows)
         summary.mode = load_modes.BULK if truncated is not None else load_modes.BATCHES
     if truncated is None:
         summary.mode = load_modes.BATCHES
@@ -315,6 +328,7 @@ async def _load_in_bulk(
     start_reader: Callable[[], _Reader],
     size: int,
     progress: ProgressCallback | None,
+    expected_rows: int,
 ) -> bool | None:
     """The whole file in one transaction, the search indexes set aside and rebuilt before it commits.
     Returns whether the file was cut off, or None when the contacts table could not be locked in
@@ -324,6 +338,12 @@ async def _load_in_bulk(
             await _commit_lightly(session)
             aside = await load_modes.set_aside(session)
             ctx.bulk = True
+            registry = source.registry
+            known = await session.execute(
+                text("SELECT 1 FROM registry_records WHERE registry = :registry LIMIT 1"), {"registry": registry}
+            )
+            if known.first() is None:
+                ctx.written = SeenIds(expected_rows)
 
             async def write(batch: ReadBatch) -> None:
                 await source.write(session, batch, ctx)

@@ -72,9 +72,11 @@ def estimated_rows(size: int, head: bytes) -> int:
 async def choose(database: Database, *, requested: str, contacts: bool, rows: int) -> str:
     """The mode to load in: ``requested`` unless ``auto``; ``auto`` is bulk for a source of contacts
     whose file is large and at least ten times the catalogue's size."""
+    if not contacts:
+        return BATCHES  # other sources write tables of their own, without search indexes
     if requested != AUTO:
         return requested
-    if not contacts or rows < BULK_MIN_ROWS:
+    if rows < BULK_MIN_ROWS:
         return BATCHES
     cap = int(rows * BULK_MAX_SHARE) + 1
     async with database.read_sessions() as session:

@@ -275,7 +275,8 @@ def _split_quoted(line: str, fields: int, needed: int) -> list[str] | None:
     if line.count('"') != 2 * fields or line[0] != '"' or line[-1] != '"':
         return None
     if needed < fields:
-        values = line[1:].split('","', needed)
+        values = line.split('","', needed)
+        values[0] = values[0][1:]  # cheaper than copying the whole line without its first quote
         values[-1] = ""  # the unread rest
         return values
     values = line[1:-1].split('","')

@@ -25,6 +25,7 @@ from vpx.db import Database
 from vpx.registries.matching import NAME_THRESHOLD
 from vpx.registries.reader import OpenedFile, SkipRow
 from vpx.registries.records import ImportSummary, row_terms
+from vpx.registries.seen import SeenIds
 from vpx.registries.upsert import BatchContext, write_contact_batch
 
 # Every source module; importing one registers its sources.
@@ -61,6 +62,7 @@ class ImportContext:
     threshold: float = NAME_THRESHOLD
     lookups: dict[str, Any] = field(default_factory=dict)
     bulk: bool = False  # loading in bulk: the contacts table is the import's alone
+    written: SeenIds | None = None  # see BatchContext.written
     lock: threading.Lock = field(default_factory=threading.Lock)
     _batch: BatchContext | None = None
 
@@ -78,6 +80,7 @@ class ImportContext:
                 summary=self.summary,
                 threshold=self.threshold,
                 table_locked=self.bulk,
+                written=self.written,
             )
         return self._batch
 

@@ -21,6 +21,7 @@ from vpx.models import Contact, ContactSource, DecisionMaker, RegistryRecord
 from vpx.registries import bulk, resolution
 from vpx.registries.matching import NAME_THRESHOLD
 from vpx.registries.records import COLUMN, CONTACT_COLUMNS, ImportSummary, Ready, Row, keys_from, row_terms
+from vpx.registries.seen import SeenIds
 
 # Fields a record may leave empty; on a merge they only fill the gaps of the existing contact.
 OPTIONAL_FIELDS = (
@@ -66,6 +67,9 @@ class BatchContext:
     # Words already added to the search vocabulary by this import (bounded: cleared when full).
     terms_seen: set[str] = field(default_factory=set)
     batches: int = 0
+    # A bulk load of a registry the catalogue had no record of: the ids this import wrote. Only
+    # these can be in the catalogue, so only these are looked up (vpx.registries.seen).
+    written: SeenIds | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +121,9 @@ async def write_contact_batch(
         if record.record_id in by_id:
             summary.skip("duplicate_record", f"{ctx.registry} {record.record_id}: listed again later in the file")
         by_id[record.record_id] = record
-    existing = await _existing(session, ctx.registry, list(by_id))
+    written = ctx.written
+    maybe_known = list(by_id) if written is None else [record_id for record_id in by_id if record_id in written]
+    existing = await _existing(session, ctx.registry, maybe_known) if maybe_known else {}
 
     new: list[Ready] = []
     changed: list[tuple[Existing, Ready]] = []
@@ -138,6 +144,9 @@ async def write_contact_batch(
     touched_people: list[tuple[int, Ready]] = []
     await _refresh_statistics(session, ctx)
     new_rows = await _add_new(session, new, ctx, touched_people)
+    if written is not None:
+        for record in new:
+            written.add(record.record_id)
     updated_rows = await _apply_changes(session, changed, ctx, touched_people)
     # Only records the catalogue knew can have decision-makers to replace: new ones are written in
     # the transaction that writes their record.
