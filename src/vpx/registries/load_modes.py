@@ -177,11 +177,11 @@ async def _sqlite_set_aside(session: AsyncSession) -> SetAside:
         )
         if name not in KEPT_INDEXES and not sql.upper().startswith("CREATE UNIQUE")
     ]
-    # A larger page cache for the load (64 MiB instead of 2): the kept indexes and the rebuild
+    # A larger page cache for the load (32 MiB instead of 2): the kept indexes and the rebuild
     # touch pages all over the file. Put back when the load commits (imports run in processes of
     # their own, the CLI's, so a failed load's connection goes with its process).
     aside.sqlite_cache = int((await rows("PRAGMA cache_size"))[0][0])
-    await connection.exec_driver_sql("PRAGMA cache_size = -65536")
+    await connection.exec_driver_sql("PRAGMA cache_size = -32768")
     for name, _ in aside.triggers:
         await connection.exec_driver_sql(f'DROP TRIGGER "{name}"')
     for name, _ in aside.indexes:
