@@ -2,7 +2,7 @@
 endpoint of the same app (the framework's ceiling on this machine).
 
     .venv/bin/python -m bench.catalogue_build            # once: the 1,000,000-contact catalogues
-    .venv/bin/python -m bench.http_load [--duration 20] [--connections 32] [--workers 2]
+    .venv/bin/python -m bench.http_load [--duration 20] [--connections 32] [--workers 2] [--scenarios …]
 
 Needs `wrk` (Debian package wrk). Goals (issue 2): search p99 ≤ 50 ms and ≥ 1,000 requests/s;
 reveal ≥ 500/s with an exact ledger.
@@ -23,13 +23,14 @@ from decimal import Decimal
 from pathlib import Path
 
 import httpx
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from bench.catalogue_build import NAME as PG_NAME
-from bench.common import postgres_url, sqlite_url
+from bench.common import BENCH_DIR, postgres_url, sqlite_url
 from vpx.config import Settings
 from vpx.db import Database
-from vpx.models import Account, Contact, LedgerEntry, Reveal
+from vpx.models import Account, Contact, LedgerEntry, Reveal, SearchTerm
 
 HERE = Path(__file__).resolve().parent
 VPX = str(Path(sys.executable).with_name("vpx"))
@@ -151,57 +152,75 @@ def stop(process: subprocess.Popen[bytes]) -> None:
     process.wait(timeout=30)
 
 
-WORDS = re.findall(
-    r'"([^"]+)"', (HERE / "wrk" / "search.lua").read_text().split("local words")[1].split("local states")[0]
-)
-STATES = ["CA", "TX", "NY", "FL", "IL", "PA", "OH", "GA", "WA", "CO"]
+async def long_tail_words(url: str, count: int, seed: int = 7) -> Path:
+    """``count`` words of the catalogue's vocabulary, drawn at random (seeded), one per line."""
+    import random
+
+    database = Database(Settings(database_url=url), pool=False)
+    async with database.read_sessions() as session:
+        terms = list((await session.scalars(select(SearchTerm.term).where(func.length(SearchTerm.term) >= 4))).all())
+    await database.dispose()
+    random.Random(seed).shuffle(terms)
+    path = BENCH_DIR / "long_tail_words.txt"
+    path.write_text("\n".join(sorted(terms[:count])) + "\n")
+    return path
 
 
-def warm_searches(port: int, key: str, workers: int) -> None:
-    """Every search the load will send, once per server process (roughly: requests are spread by the
-    kernel), so the measured run sees warm counts as a steady stream of repeated queries would."""
+async def vacuum(url: str) -> None:
+    """PostgreSQL: the tables the load writes, vacuumed first. This machine's server runs with
+    autovacuum off; without it the bench accounts' rows carried thousands of dead versions from
+    earlier runs and each reveal cost PostgreSQL 2 ms of CPU instead of 0.6 ms."""
+    engine = create_async_engine(url, isolation_level="AUTOCOMMIT")
+    async with engine.connect() as connection:
+        await connection.execute(text("VACUUM (ANALYZE) accounts, api_keys, reveals, ledger_entries, search_terms"))
+    await engine.dispose()
 
-    async def go() -> None:
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", headers={"X-API-Key": key}) as http:
-            semaphore = asyncio.Semaphore(8)
 
-            async def one(word: str, state: str | None) -> None:
-                async with semaphore:
-                    await http.get("/api/v1/contacts/search", params={"q": word, **({"state": state} if state else {})})
-
-            await asyncio.gather(*(one(w, s) for w in WORDS for s in [*STATES, None] for _ in range(workers)))
-
-    asyncio.run(go())
+SCENARIOS = {
+    # name: (wrk script, what it measures)
+    "search-cold": ("search.lua", "the 40 searches × 11 state choices, caches empty (server just started)"),
+    "search": ("search.lua", "the same searches once each process has answered them (warm caches)"),
+    "search-tail": ("search_diverse.lua", "a word from 5,000 of the catalogue's words: nearly every search new"),
+    "reveal": ("reveal.lua", "reveals of random contacts over the bench accounts"),
+    "ceiling": ("ceiling.lua", "GET /healthz"),
+}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--duration", type=int, default=20)
+    parser.add_argument("--warmup", type=int, default=20, help="seconds of searches before the warm run")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--accounts", type=int, default=16, help="accounts the reveals are spread over")
-    parser.add_argument("--cold", action="store_true", help="skip warming the search counts")
-    parser.add_argument("--scenarios", default="ceiling,search,reveal")
+    parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="in this order (search-cold first)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install wrk")
     urls = {"sqlite": sqlite_url("catalogue"), "postgresql": postgres_url(PG_NAME)}
+    names = [n for n in args.scenarios.split(",") if n]
     rows = []
     for backend in args.backends.split(","):
         url = urls[backend]
         account_ids, keys, max_id = asyncio.run(prepare(url, args.accounts))
-        env = {"VPX_BENCH_KEY": keys[0], "VPX_BENCH_KEYS": ",".join(keys), "VPX_BENCH_MAX_ID": str(max_id)}
+        if backend == "postgresql":
+            asyncio.run(vacuum(url))
+        words = asyncio.run(long_tail_words(url, 5_000))
+        env = {
+            "VPX_BENCH_KEY": keys[0],
+            "VPX_BENCH_KEYS": ",".join(keys),
+            "VPX_BENCH_MAX_ID": str(max_id),
+            "VPX_BENCH_WORDS": str(words),
+        }
         server = serve(url, args.port, args.workers)
+        results = {}
         try:
-            run_wrk(args.port, "search.lua", 3, args.connections, env)  # warm the processes
-            if not args.cold:
-                warm_searches(args.port, keys[0], args.workers)
-            results = {
-                name: run_wrk(args.port, f"{name}.lua", args.duration, args.connections, env)
-                for name in args.scenarios.split(",")
-            }
+            for name in names:
+                if name == "search" and args.warmup:
+                    run_wrk(args.port, "search.lua", args.warmup, args.connections, env)
+                results[name] = run_wrk(args.port, SCENARIOS[name][0], args.duration, args.connections, env)
         finally:
             stop(server)
         exact, reveals = asyncio.run(ledger_is_exact(url, account_ids))
@@ -210,16 +229,18 @@ def main() -> None:
             rows.append((backend, name, figures, figures["rps"] / ceiling))
         rows.append((backend, "ledger", {"exact": exact, "reveals": reveals}, 0.0))
     print(
-        f"HTTP load: {args.connections} connections, {args.workers} server processes, {args.duration} s each, "
-        f"reveals over {args.accounts} accounts, search counts {'cold' if args.cold else 'warm'}"
+        f"HTTP load: {args.connections} connections, {args.workers} server processes, {args.duration} s each "
+        f"({args.warmup} s of searches before the warm run), reveals over {args.accounts} accounts"
     )
-    print(f"{'database':<11}{'scenario':<9}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}{'of ceiling':>12}")
+    for name in names:
+        print(f"  {name:<12} {SCENARIOS[name][1]}")
+    print(f"{'database':<11}{'scenario':<13}{'req/s':>9}{'p50 ms':>9}{'p99 ms':>9}{'non-2xx':>9}{'of ceiling':>12}")
     for backend, name, figures, ratio in rows:
         if name == "ledger":
-            print(f"{backend:<11}ledger   exact={figures['exact']} reveals={figures['reveals']}")
+            print(f"{backend:<11}ledger       exact={figures['exact']} reveals={figures['reveals']}")
             continue
         print(
-            f"{backend:<11}{name:<9}{figures['rps']:>9.0f}{figures['p50']:>9.1f}{figures['p99']:>9.1f}"
+            f"{backend:<11}{name:<13}{figures['rps']:>9.0f}{figures['p50']:>9.1f}{figures['p99']:>9.1f}"
             f"{figures['non_2xx']:>9.0f}{ratio:>11.0%}"
         )
 

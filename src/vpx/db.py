@@ -99,12 +99,12 @@ class Database:
         else:
             # No pre-ping (a round trip per checkout); connections are recycled instead, and one
             # broken by a server restart is discarded on its first error.
-            # Custom plans always: asyncpg prepares every statement, and a generic plan cannot tell a
-            # rare search word from a common one (it walked a million rows for a rare one).
-            kwargs: dict[str, Any] = {
-                "pool_recycle": 1800,
-                "connect_args": {"server_settings": {"plan_cache_mode": "force_custom_plan"}},
-            }
+            # Plans: PostgreSQL's default (asyncpg prepares every statement; after five runs a
+            # generic plan is kept when it is no costlier). Planning on every run (custom plans
+            # only) cost more than running the reveal's statements. Search chooses its access
+            # paths itself (vpx.contacts.search.postgres), so a generic plan cannot walk the table
+            # for a rare word.
+            kwargs: dict[str, Any] = {"pool_recycle": 1800}
             if pool:
                 kwargs.update(pool_size=settings.pool_size, max_overflow=settings.pool_size)
             else:
@@ -117,6 +117,11 @@ class Database:
         self._writers = WriterQueue() if self.dialect == "sqlite" else None
         self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
         self.write_sessions = async_sessionmaker(self.write_engine, expire_on_commit=False)
+
+    @property
+    def autocommit_engine(self) -> AsyncEngine:
+        """Statements that each stand alone: reads, and on PostgreSQL a write made of one statement."""
+        return self.read_engine
 
     @property
     def is_sqlite(self) -> bool:

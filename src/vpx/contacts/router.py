@@ -23,6 +23,7 @@ from vpx.contacts.search import SearchQuery
 from vpx.db import Database, ReadSession, WriteSession
 from vpx.deps import AppSettings, Now, Search
 from vpx.errors import problem_responses
+from vpx.idempotency.service import HEADER as IDEMPOTENCY_HEADER
 from vpx.idempotency.service import run_idempotent
 from vpx.money import credits_header
 
@@ -95,6 +96,10 @@ async def _reveal(
     now: Now,
     contact_id: str,
 ) -> Response:
+    # Without an idempotency key nothing else is written in the request's transaction (D12's stored
+    # response is), so the reveal may read outside it and charge in a statement of its own.
+    standalone = None if request.headers.get(IDEMPOTENCY_HEADER) else request.app.state.database
+
     async def handler() -> Response:
         outcome = await contact_service.reveal_contact(
             session,
@@ -104,6 +109,7 @@ async def _reveal(
             ledger_kind="reveal",
             now=now,
             settings=settings,
+            standalone=standalone,
         )
         return JSONResponse(
             outcome.contact.model_dump(mode="json"),

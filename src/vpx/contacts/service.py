@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import ROUND_DOWN, Decimal
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import select
@@ -13,6 +12,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx import metrics
 from vpx.config import Settings
+from vpx.contacts import reveal
+
+# Re-exported: batch reveals, auto-buy and signals price and lock through this module.
+from vpx.contacts.reveal import lock_accounts as lock_accounts
+from vpx.contacts.reveal import reveal_price as reveal_price
+from vpx.contacts.reveal import revenue_share as revenue_share
 from vpx.contacts.schemas import (
     Address,
     ContactPreview,
@@ -23,28 +28,16 @@ from vpx.contacts.schemas import (
 )
 from vpx.contacts.search import Reader, SearchBackend, SearchQuery
 from vpx.credits import service as credit_service
-from vpx.db import insert_unless_exists
+from vpx.db import Database
 from vpx.errors import NotFound, Suppressed
 from vpx.ids import parse_number_id, public_number_id
-from vpx.models import Account, Contact, ContactSource, Reveal
-from vpx.money import QUANTUM
+from vpx.models import Contact, ContactSource, Reveal
 from vpx.suppression import service as suppression_service
 from vpx.webhooks import events as webhook_events
 from vpx.webhooks import outbox as webhook_outbox
 
 if TYPE_CHECKING:
     from vpx.batches.prefetch import RevealPrefetch
-
-
-def reveal_price(intent_level: str | None, settings: Settings) -> Decimal:
-    """D9: 1 credit, unless the contact has a live signal; then its highest intent tier sets the price."""
-    if intent_level == "hot":
-        return settings.price_hot
-    if intent_level == "warm":
-        return settings.price_warm
-    if intent_level == "cold":
-        return settings.price_cold
-    return settings.price_default
 
 
 def contact_public_id(contact_id: int) -> str:
@@ -138,27 +131,6 @@ class RevealOutcome:
     already_revealed: bool
 
 
-async def lock_accounts(session: AsyncSession, account_ids: Iterable[str]) -> None:
-    """Locks account rows in id order (PostgreSQL; SQLite's write transaction already serialises).
-
-    Every transaction that changes more than one balance takes its locks through here first, in the
-    same order, so two accounts revealing each other's contributions at once cannot deadlock (D17).
-    The lock is FOR NO KEY UPDATE, what a balance UPDATE takes anyway: it does not conflict with the
-    KEY SHARE locks that inserting rows which reference an account (reveals, ledger entries) takes.
-    """
-    ids = sorted(set(account_ids))
-    if ids and session.get_bind().dialect.name != "sqlite":
-        await session.execute(
-            select(Account.id).where(Account.id.in_(ids)).order_by(Account.id).with_for_update(key_share=True)
-        )
-
-
-def revenue_share(price: Decimal, settings: Settings) -> Decimal:
-    """D17: the publisher's share of a reveal's price, rounded down to 1/10,000 credit (a share is
-    never more than the percentage of what was paid)."""
-    return (price * settings.revenue_share_percent / 100).quantize(QUANTUM, rounding=ROUND_DOWN)
-
-
 async def _contact_of(session: AsyncSession, contact_id: str, prefetch: RevealPrefetch | None) -> Contact:
     if prefetch is None:
         return await load_contact(session, contact_id)
@@ -182,6 +154,7 @@ async def reveal_contact(
     batch_id: str | None = None,
     prefetch: RevealPrefetch | None = None,
     ledger_description: str | None = None,
+    standalone: Database | None = None,
 ) -> RevealOutcome:
     """Reveals a contact to an account.
 
@@ -193,9 +166,21 @@ async def reveal_contact(
     has written nothing but its suppression audit entry. ``prefetch`` (which implies the lock) spares
     the per-id look-ups. A new reveal raises ``contact.revealed`` for the account's webhook
     subscriptions (D29), in the same transaction. ``ledger_description`` replaces the ledger entry's
-    default description (auto-buy names its rule there).
+    default description (auto-buy names its rule there). ``standalone``: see ``reveal.reveal_one``.
     """
-    accounts_locked = accounts_locked or prefetch is not None
+    if prefetch is None and not accounts_locked:
+        record, charged, remaining, repeat = await reveal.reveal_one(
+            session,
+            account_id=account_id,
+            contact_id=contact_id,
+            channel=channel,
+            ledger_kind=ledger_kind,
+            now=now,
+            settings=settings,
+            ledger_description=ledger_description,
+            standalone=standalone,
+        )
+        return RevealOutcome(contact=record, charged=charged, remaining=remaining, already_revealed=repeat)
     contact = await _contact_of(session, contact_id, prefetch)
     if prefetch is not None:
         hit = prefetch.suppressions.get(contact.id)
@@ -213,20 +198,19 @@ async def reveal_contact(
     else:
         previous = await find_reveal(session, account_id=account_id, contact_id=contact.id)
     if previous is None:
-        sources: list[SourceRef] | None = None
         publisher = contact.publisher_account_id if contact.publisher_account_id != account_id else None
         price = reveal_price(contact.intent_level, settings)
         public_id = contact_public_id(contact.id)
         description = ledger_description or f"Reveal of {public_id} ({contact.business_name})"
-        reveal = Reveal(
+        new_reveal = Reveal(
             account_id=account_id, contact_id=contact.id, credits_charged=price, channel=channel, created_at=now
         )
         if prefetch is not None:
             # The batch holds the buyer's row and its balance: charged in memory (a shortfall raises
             # with nothing written), written with the reveal rows in one go at the batch's end.
             balance = prefetch.balance.spend(price, kind=ledger_kind, reference=public_id, description=description)
-            prefetch.record_reveal(reveal)
-        elif accounts_locked:
+            prefetch.record_reveal(new_reveal)
+        else:
             # No other transaction can reveal for this account while the caller holds its row: charge
             # first (a shortfall raises with nothing written), then record the reveal.
             balance = await credit_service.spend(
@@ -239,72 +223,43 @@ async def reveal_contact(
                 now=now,
                 settings=settings,
             )
-            session.add(reveal)
-        else:
-            # Everything that only reads comes before the lock, which is held until commit.
-            sources = await sources_of(session, contact.id)
-            # Before the reveal row: a transaction waiting on that row's unique key must hold no
-            # account lock another one needs.
-            await lock_accounts(session, [account_id] + ([publisher] if publisher else []))
-            # D10, charge once: the (account, contact) pair is unique; a reveal that finds it taken
-            # (by a request that committed while this one waited) is a repeat and costs nothing.
-            inserted = await session.scalar(
-                insert_unless_exists(session, Reveal)
-                .values(
-                    account_id=account_id, contact_id=contact.id, credits_charged=price, channel=channel, created_at=now
-                )
-                .returning(Reveal.id)
-            )
-            if inserted is None:
-                previous = await find_reveal(session, account_id=account_id, contact_id=contact.id)
-            else:
-                balance = await credit_service.spend(
-                    session,
-                    account_id=account_id,
-                    amount=price,
-                    kind=ledger_kind,
-                    reference=public_id,
-                    description=description,
-                    now=now,
-                    settings=settings,
-                )
-        if previous is None:
-            share = revenue_share(price, settings) if publisher else Decimal(0)
-            if publisher and share > 0:
-                await credit_service.add_credits(
-                    session,
-                    account_id=publisher,
-                    amount=share,
-                    kind="revenue_share",
-                    reference=public_id,
-                    description=f"Revenue share: {public_id} ({contact.business_name}) revealed by another account",
-                    now=now,
-                    settings=settings,
-                )
-            metrics.observe_reveal("revealed", price)
-            view = await revealed_view(
+            session.add(new_reveal)
+        share = revenue_share(price, settings) if publisher else Decimal(0)
+        if publisher and share > 0:
+            await credit_service.add_credits(
                 session,
-                contact,
-                revealed_at=now,
-                charged=price,
-                remaining=balance.total,
-                sources=prefetch.sources.get(contact.id, []) if prefetch is not None else sources,
+                account_id=publisher,
+                amount=share,
+                kind="revenue_share",
+                reference=public_id,
+                description=f"Revenue share: {public_id} ({contact.business_name}) revealed by another account",
+                now=now,
+                settings=settings,
             )
-            if prefetch is None or prefetch.revealed_subscribed:
-                await webhook_outbox.enqueue_event(
-                    session,
-                    account_id=account_id,
-                    event_type=webhook_events.CONTACT_REVEALED,
-                    data={
-                        "batch_id": batch_id,
-                        "contact_id": public_id,
-                        "status": "revealed",
-                        "credits_charged": price,
-                        "contact": view.model_dump(mode="json"),
-                    },
-                    now=now,
-                )
-            return RevealOutcome(contact=view, charged=price, remaining=balance.total, already_revealed=False)
+        metrics.observe_reveal("revealed", price)
+        view = await revealed_view(
+            session,
+            contact,
+            revealed_at=now,
+            charged=price,
+            remaining=balance.total,
+            sources=prefetch.sources.get(contact.id, []) if prefetch is not None else None,
+        )
+        if prefetch is None or prefetch.revealed_subscribed:
+            await webhook_outbox.enqueue_event(
+                session,
+                account_id=account_id,
+                event_type=webhook_events.CONTACT_REVEALED,
+                data={
+                    "batch_id": batch_id,
+                    "contact_id": public_id,
+                    "status": "revealed",
+                    "credits_charged": price,
+                    "contact": view.model_dump(mode="json"),
+                },
+                now=now,
+            )
+        return RevealOutcome(contact=view, charged=price, remaining=balance.total, already_revealed=False)
 
     assert previous is not None
     balance = await credit_service.refresh_free_credits(session, account_id=account_id, now=now, settings=settings)

@@ -12,7 +12,7 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import case, literal, select, update
+from sqlalchemy import Table, bindparam, case, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.clock import month_key
@@ -118,41 +118,52 @@ async def spend(
             headers={"X-Credits-Remaining": credits_header(balance.total)},
         )
     after = Balance(free=row[0], paid=row[1])
-    session.add(
-        LedgerEntry(
-            account_id=account_id,
-            kind=kind,
-            amount=-amount,
-            balance_after=after.total,
-            reference=reference,
-            description=description,
-            created_at=now,
-        )
+    connection = await session.connection()
+    await connection.execute(
+        _INSERT_LEDGER,
+        {
+            "account_id": account_id,
+            "kind": kind,
+            "amount": -amount,
+            "balance_after": after.total,
+            "reference": reference,
+            "description": description,
+            "created_at": now,
+        },
     )
     return after
+
+
+_accounts: Table = Account.__table__  # type: ignore[assignment]
+_ledger: Table = LedgerEntry.__table__  # type: ignore[assignment]
+_PRICE = bindparam("price", type_=CreditsType())
+# Built once: reveals run it on every charge, and building it cost more than running it.
+_DEBIT = (
+    update(_accounts)
+    .where(
+        _accounts.c.id == bindparam("account"),
+        _accounts.c.free_period == bindparam("period"),
+        _accounts.c.free_credits + _accounts.c.paid_credits >= _PRICE,
+    )
+    .values(
+        free_credits=case(
+            (_accounts.c.free_credits >= _PRICE, _accounts.c.free_credits - _PRICE), else_=_credits(ZERO)
+        ),
+        paid_credits=case(
+            (_accounts.c.free_credits >= _PRICE, _accounts.c.paid_credits),
+            else_=_accounts.c.paid_credits - (_PRICE - _accounts.c.free_credits),
+        ),
+    )
+    .returning(_accounts.c.free_credits, _accounts.c.paid_credits)
+)
+_INSERT_LEDGER = insert(_ledger)
 
 
 async def _debit(session: AsyncSession, *, account_id: str, amount: Decimal, period: str) -> Any:
     """One conditional UPDATE: free credits first, never below zero, only within the current free
     month. None when it changed nothing."""
-    price = _credits(amount)
-    result = await session.execute(
-        update(Account)
-        .where(
-            Account.id == account_id,
-            Account.free_period == period,
-            Account.free_credits + Account.paid_credits >= price,
-        )
-        .values(
-            free_credits=case((Account.free_credits >= price, Account.free_credits - price), else_=_credits(ZERO)),
-            paid_credits=case(
-                (Account.free_credits >= price, Account.paid_credits),
-                else_=Account.paid_credits - (price - Account.free_credits),
-            ),
-        )
-        .returning(Account.free_credits, Account.paid_credits)
-        .execution_options(synchronize_session=False)
-    )
+    connection = await session.connection()
+    result = await connection.execute(_DEBIT, {"account": account_id, "period": period, "price": amount})
     return result.one_or_none()
 
 
