@@ -3,6 +3,7 @@ with inserts between pages; GET /signals/{id}; POST /signals/batch (order, 26 qu
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 import httpx
@@ -12,6 +13,7 @@ from fastapi import FastAPI
 from tests.factories import Factory
 from tests.signals.support import event, ingest
 from vpx.clock import FixedClock
+from vpx.signals import service as signal_service
 from vpx.signals.events import BusinessRef, SignalEvent
 
 pytestmark = pytest.mark.asyncio
@@ -77,6 +79,38 @@ async def test_since_compares_created_at(
     assert await _topics(client, headers, since=first.isoformat()) == ["new"]
     assert await _topics(client, headers, since=(first - timedelta(seconds=1)).isoformat()) == ["new", "old"]
     assert await _topics(client, headers, since="2030-01-01T00:00:00Z") == []
+
+
+@pytest.mark.parametrize("few", [1, 10_000], ids=["many-recent", "few-recent"])
+async def test_since_pages_are_the_same_whichever_plan_reads_them(
+    app: FastAPI,
+    client: httpx.AsyncClient,
+    factory: Factory,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+    few: int,
+) -> None:
+    """SQLite counts the signals newer than `since` to choose its plan (vpx.signals.service): both
+    plans give the same pages, with filters and cursors."""
+    monkeypatch.setattr(signal_service, "SINCE_FEW", few)
+    first = clock.now()
+    await ingest(app, [event(source_record_id=f"old{n}", topic=f"old{n}") for n in range(3)])
+    clock.set(first + timedelta(hours=1))
+    await ingest(app, [replace(e, topic=f"new-{e.topic}") for e in _mix()])
+    headers = (await factory.account()).headers("ro")
+    tx_installs = {"state": "TX", "category": "tech_install"}
+    for filters, keep in (({}, lambda n: True), (tx_installs, lambda n: n % 4 >= 2 and n % 2 == 0)):
+        seen: list[str] = []
+        cursor = None
+        while True:
+            params: dict[str, object] = {"limit": 2, "since": first.isoformat(), **filters}
+            if cursor:
+                params["cursor"] = cursor
+            body = (await client.get(URL, params=params, headers=headers)).json()
+            seen += [s["topic"] for s in body["signals"]]
+            if (cursor := body["next_cursor"]) is None:
+                break
+        assert seen == [f"new-t{n}" for n in reversed(range(12)) if keep(n)], filters
 
 
 async def test_cursor_pages_have_no_overlap_or_gap_even_with_inserts_between(

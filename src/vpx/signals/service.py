@@ -7,13 +7,15 @@ loses its contact and evidence (D19), so the API, exports, webhooks and the stre
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.sql import operators
+from sqlalchemy.sql.expression import UnaryExpression
 
 from vpx.config import Settings, get_settings
 from vpx.contacts import service as contact_service
@@ -48,11 +50,14 @@ class SignalFilter:
         return asdict(self)
 
 
-def filtered(statement: Select[Any], signal_filter: SignalFilter) -> Select[Any]:
+def filtered(
+    statement: Select[Any], signal_filter: SignalFilter, *, column: Callable[[Any], Any] = lambda c: c
+) -> Select[Any]:
+    """The filter's conditions; ``column`` may wrap the filtered columns (see ``_unindexed``)."""
     for name in ("category", "industry", "intent_level", "state", "source_status"):
         value = getattr(signal_filter, name)
         if value is not None:
-            statement = statement.where(getattr(Signal, name) == value)
+            statement = statement.where(column(getattr(Signal, name)) == value)
     if signal_filter.since is not None:
         statement = statement.where(Signal.created_at > signal_filter.since)
     return statement
@@ -125,14 +130,49 @@ async def query_signals(
 ) -> SignalPage:
     """D22: one page, newest first. The cursor holds the last sequence shown; the next page continues
     below it, so signals ingested between pages (higher sequences) neither repeat nor shift a page."""
-    statement = filtered(select(Signal), signal_filter)
+    column, since_column = await _since_plan(session, signal_filter.since)
+    statement = filtered(select(Signal), replace(signal_filter, since=None), column=column)
+    if signal_filter.since is not None:
+        statement = statement.where(since_column(Signal.created_at) > signal_filter.since)
     if cursor is not None:
-        statement = statement.where(Signal.sequence < decode_cursor(cursor, CURSOR_KIND))
-    rows = list(await session.scalars(statement.order_by(Signal.sequence.desc()).limit(limit + 1)))
+        statement = statement.where(column(Signal.sequence) < decode_cursor(cursor, CURSOR_KIND))
+    rows = list(await session.scalars(statement.order_by(column(Signal.sequence).desc()).limit(limit + 1)))
     more = len(rows) > limit
     rows = rows[:limit]
     next_cursor = encode_cursor(CURSOR_KIND, rows[-1].sequence) if more and rows else None
     return SignalPage(signals=await views_of(session, rows, settings), limit=limit, next_cursor=next_cursor)
+
+
+# SQLite has no statistics to plan `since` with. To return signals newest first it walks a filter's
+# index (or the whole table) in sequence order and tests each row's created_at, so when few signals
+# are that recent it walks all of them (1,000,000 signals: 335 ms without another filter, 36 ms with
+# a state); when many are, it may read them all through the created_at index and sort them (83 ms
+# for a next page without a filter). PostgreSQL's planner knows how many rows a created_at range
+# holds. So on SQLite the signals newer than `since` are counted first, up to SINCE_FEW, on the
+# created_at index, and the plan is chosen by taking columns out of it (``_unindexed``): fewer, and
+# only the created_at index is left (those few are read and sorted: 5 ms at worst); as many, and
+# created_at is the one left out (the walk newest first fills a page quickly).
+SINCE_FEW = 5000
+Wrap = Callable[[Any], Any]
+
+
+async def _since_plan(session: AsyncSession, since: datetime | None) -> tuple[Wrap, Wrap]:
+    """How to write the filtered columns and the created_at column of a query with ``since``."""
+    if since is None or session.get_bind().dialect.name != "sqlite":
+        return _as_is, _as_is
+    recent = select(Signal.created_at).where(Signal.created_at > since).limit(SINCE_FEW).subquery()
+    few = int(await session.scalar(select(func.count()).select_from(recent)) or 0) < SINCE_FEW
+    return (_unindexed, _as_is) if few else (_as_is, _unindexed)
+
+
+def _unindexed(column: Any) -> Any:
+    """``+column``: SQLite's documented way to keep a term from using an index (and an ORDER BY from
+    following one); the value and its type are unchanged."""
+    return UnaryExpression(column, operator=operators.custom_op("+"), type_=column.type)
+
+
+def _as_is(column: Any) -> Any:
+    return column
 
 
 def stream_filter(signal_filter: SignalFilter) -> SignalFilter:
