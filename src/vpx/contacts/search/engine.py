@@ -185,7 +185,8 @@ class BaseBackend:
         """What ``fetch`` and ``fetch_ids`` need to know of a tier's size (None: nothing)."""
         return None
 
-    def count_statement(self, query: SearchQuery, plan: TermPlan, tier: int) -> Any:
+    async def count_matches(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> int:
+        """How many active contacts of the tier (or ALL) match, with the filters."""
         raise NotImplementedError
 
     def condition(self, query: SearchQuery, plan: TermPlan) -> Any:
@@ -287,7 +288,7 @@ class BaseBackend:
 
     async def count(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> int:
         async def compute(reader: Reader) -> int:
-            return int(await reader.scalar(self.count_statement(query, plan, tier)) or 0)
+            return await self.count_matches(reader, query, plan, tier)
 
         return await self.counts.get((*query.count_key(), tier), compute, session, background=self._background())
 

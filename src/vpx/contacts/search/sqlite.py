@@ -64,6 +64,9 @@ _ROWS = text(
     f"SELECT {_PREVIEW} FROM contacts_fts CROSS JOIN contacts ON contacts.id = contacts_fts.rowid "
     "WHERE contacts_fts MATCH :match ORDER BY contacts_fts.rowid LIMIT :limit OFFSET :offset"
 )
+_COUNT = text("SELECT count(*) FROM contacts_fts WHERE contacts_fts MATCH :match")
+_HAS_PREFIX = text("SELECT 1 FROM search_terms WHERE term >= :low AND term < :high LIMIT 1")
+_SIMILAR = text("SELECT term FROM search_terms_trgm WHERE search_terms_trgm MATCH :match ORDER BY rank LIMIT 60")
 _IDS = text("SELECT rowid FROM contacts_fts WHERE contacts_fts MATCH :match ORDER BY rowid LIMIT :limit")
 # One parameter whatever the number of ids (a JSON array), so that one prepared statement serves.
 _ROWS_BY_ID = text(
@@ -101,16 +104,11 @@ class SqliteSearch(BaseBackend):
         match = text("contacts_fts MATCH :match").bindparams(match=match_expression(plan, query, ALL))
         return Contact.id.in_(select(_FTS.c.rowid).where(match))
 
-    def count_statement(self, query: SearchQuery, plan: TermPlan, tier: int) -> Any:
-        return text("SELECT count(*) FROM contacts_fts WHERE contacts_fts MATCH :match").bindparams(
-            match=match_expression(plan, query, tier)
-        )
+    async def count_matches(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> int:
+        return int(await session.scalar(_COUNT, {"match": match_expression(plan, query, tier)}) or 0)
 
     async def has_prefix(self, session: Reader, word: str) -> bool:
-        found = await session.scalar(
-            text("SELECT 1 FROM search_terms WHERE term >= :low AND term < :high LIMIT 1"),
-            {"low": word, "high": word + "\U0010ffff"},
-        )
+        found = await session.scalar(_HAS_PREFIX, {"low": word, "high": word + "\U0010ffff"})
         return found is not None
 
     async def similar_terms(self, session: Reader, word: str) -> list[str]:
@@ -118,10 +116,7 @@ class SqliteSearch(BaseBackend):
         if not grams:
             return []
         match = " OR ".join(_quote(g) for g in sorted(grams))
-        result = await session.execute(
-            text("SELECT term FROM search_terms_trgm WHERE search_terms_trgm MATCH :match ORDER BY rank LIMIT 60"),
-            {"match": match},
-        )
+        result = await session.execute(_SIMILAR, {"match": match})
         return [row[0] for row in result]
 
     async def add_terms(self, session: AsyncSession, terms: set[str]) -> None:
