@@ -39,7 +39,6 @@ OPTIONAL_FIELDS = (
 )
 OPTIONAL_AT = tuple(COLUMN[name] for name in OPTIONAL_FIELDS)
 REQUIRED_FIELDS = ("business_name", "name_key", "city", "city_key", "state", "industry")
-SQLITE_CHUNK = 2000  # parameters a statement, under SQLite's limit
 TERM_CACHE_LIMIT = 200_000
 RECORD_AMONG = "record_id = ANY(CAST(:ids AS text[]))"
 # Core tables for executemany UPDATEs (the ORM would turn them into per-primary-key bulk updates).
@@ -95,8 +94,7 @@ async def _existing(session: AsyncSession, registry: str, record_ids: list[str])
         return found
     # SQLite: driver SQL; a statement per parameter count would crowd SQLAlchemy's compiled cache.
     connection = await session.connection()
-    for start in range(0, len(record_ids), SQLITE_CHUNK):
-        chunk = record_ids[start : start + SQLITE_CHUNK]
+    for chunk in bulk.sqlite_chunks(record_ids):
         marks = ", ".join("?" for _ in chunk)
         result = await connection.exec_driver_sql(
             f"SELECT {columns} FROM registry_records WHERE registry = ? AND record_id IN ({marks})", (registry, *chunk)
@@ -324,8 +322,7 @@ async def _delete_people(session: AsyncSession, registry: str, record_ids: list[
         )
         return
     connection = await session.connection()
-    for start in range(0, len(record_ids), SQLITE_CHUNK):
-        chunk = record_ids[start : start + SQLITE_CHUNK]
+    for chunk in bulk.sqlite_chunks(record_ids):
         marks = ", ".join("?" for _ in chunk)
         await connection.exec_driver_sql(
             f"DELETE FROM decision_makers WHERE registry = ? AND record_id IN ({marks})", (registry, *chunk)
