@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
 from tests.factories import Factory
+from vpx.contacts.search import backend_for, engine, postgres
 
 
 async def test_get_and_post_share_one_envelope(client: httpx.AsyncClient, factory: Factory) -> None:
@@ -212,3 +214,38 @@ async def test_pages_of_one_result_set_stay_consistent_while_contacts_are_added(
         seen += [c["business_name"] for c in page["contacts"]]
     assert len(seen) == len(set(seen)) == 8
     assert seen[:4] == [f"Summit Dental {i}" for i in range(4)]  # every word in the name first
+
+
+async def test_large_result_access_paths_give_the_same_pages(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The access paths chosen for large results (PostgreSQL: counting a tier while reading it, walking
+    the primary key; both: pages past the kept matches read from the index) answer as the paths for
+    small ones do. The thresholds are shrunk so that a small catalogue takes every path."""
+    account = await factory.account()
+    await factory.demo(600)
+    headers = account.headers("ro")
+    questions = [{"q": "co"}, {"q": "co", "state": "CA"}, {"q": "plumbng"}, {"q": "group"}]
+
+    async def every_page(params: dict[str, str]) -> tuple[int, list[str]]:
+        seen: list[str] = []
+        total, offset = 1, 0
+        while offset < total:
+            body = (
+                await client.get(
+                    "/api/v1/contacts/search", params={**params, "limit": 7, "offset": offset}, headers=headers
+                )
+            ).json()
+            total = body["total"]
+            seen += [c["id"] for c in body["contacts"]]
+            offset += 7
+        return total, seen
+
+    small_paths = [await every_page(q) for q in questions]
+    assert all(total > 0 and len(seen) == total == len(set(seen)) for total, seen in small_paths)
+
+    monkeypatch.setattr(engine, "KEPT_MATCHES", 5)
+    monkeypatch.setattr(postgres, "KEPT_MATCHES", 5)
+    monkeypatch.setattr(postgres, "TABLE_SIZE_HINT", 10)
+    app.state.search = backend_for(app.state.database.dialect).refresh_from(app.state.database)
+    assert [await every_page(q) for q in questions] == small_paths

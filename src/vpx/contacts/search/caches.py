@@ -124,6 +124,11 @@ class AnswerCache(Generic[V]):
         finally:
             self.refreshing.pop(key, None)
 
+    def peek(self, key: Any) -> V | None:
+        """The remembered answer, fresh or stale, without working anything out."""
+        hit = self.items.get(key)
+        return hit[2] if hit is not None and self.clock() - hit[0] <= 2 * self.ttl else None
+
     def put(self, key: Any, value: V) -> None:
         if key in self.items:
             self._drop(key)

@@ -203,24 +203,32 @@ class BaseBackend:
         total = await self.count(session, query, plan, ALL)
         if total == 0:
             return SearchPage(rows=[], total=0)
-        ids: list[int] = []
-        deeper: list[Any] = []
-        skip = query.offset  # how far into this tier the page starts
+        # The page, tier by tier: from each tier's kept matches when they reach far enough, else
+        # (deep into a large tier) read from the index with an offset.
+        pieces: list[tuple[bool, list[Any]]] = []  # (ids?, ids or rows), in page order
+        wanted, skip = query.limit, query.offset  # skip: how far into this tier the page starts
         for tier in (NAME_TIER, OTHER_TIER) if plan.text else (ALL,):
-            wanted = query.limit - len(ids)
+            if wanted == 0:
+                break
             matches = await self._matches(session, query, plan, tier)
-            if skip + wanted <= len(matches.ids) or matches.complete:
-                ids += matches.ids[skip : skip + wanted]
+            if matches.complete or skip + wanted <= len(matches.ids):
+                taken = list(matches.ids[skip : skip + wanted])
+                pieces.append((True, taken))
+                wanted -= len(taken)
                 skip = max(0, skip - len(matches.ids))
-            else:
-                # Deeper than the kept matches of a large tier: read the page from the index.
-                size = await self.tier_size_hint(session, query, plan, tier)
-                deeper = await self.fetch(session, query, plan, tier, wanted, skip, size)
-                break
-            if len(ids) == query.limit:
-                break
+                continue
+            size = await self.count(session, query, plan, tier)
+            if skip < size:
+                rows = await self.fetch(session, query, plan, tier, wanted, skip, size)
+                pieces.append((False, rows))
+                wanted -= len(rows)
+            skip = max(0, skip - size)
+        ids = [i for is_ids, part in pieces if is_ids for i in part]
         by_id = {row.id: row for row in await self.rows_by_id(session, ids)} if ids else {}
-        return SearchPage(rows=[by_id[i] for i in ids if i in by_id] + deeper, total=total)
+        page: list[Any] = []
+        for is_ids, part in pieces:
+            page += [by_id[i] for i in part if i in by_id] if is_ids else part
+        return SearchPage(rows=page, total=total)
 
     async def _matches(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> Matches:
         async def compute(reader: Reader) -> Matches:

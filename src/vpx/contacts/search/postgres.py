@@ -101,6 +101,12 @@ def _statement(kind: str, tier: int, faceted: bool, bitmap: bool = False) -> Tex
         return text(f"SELECT count(*) FROM contacts WHERE status = 'active' AND {where}")
     if kind == "ids":
         return text(f"SELECT id FROM contacts WHERE status = 'active' AND {where} ORDER BY {order} LIMIT :limit")
+    if kind == "counted ids":
+        # The first ids and how many there are in all, from one pass over the matches.
+        return text(
+            f"SELECT id, count(*) OVER () FROM contacts WHERE status = 'active' AND {where} "
+            "ORDER BY id + 0 LIMIT :limit"
+        )
     return text(
         f"SELECT {_PREVIEW} FROM contacts WHERE status = 'active' AND {where} "
         f"ORDER BY {order} LIMIT :limit OFFSET :offset"
@@ -134,7 +140,8 @@ class PostgresSearch(BaseBackend):
         everything = await self.count(session, query, plan, ALL)
         if tier == ALL or _bitmap_is_cheaper(everything, KEPT_MATCHES):
             return everything  # a bound on the tier's size, low enough to choose the bitmap
-        return await self.count(session, query, plan, tier)
+        # A tier of a large result: its size when known; else fetch_ids counts it as it reads.
+        return self.counts.peek((*query.count_key(), tier))
 
     async def count_matches(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> int:
         statement = _statement("count", tier, bool(facet_terms(query)))
@@ -161,9 +168,15 @@ class PostgresSearch(BaseBackend):
     ) -> list[int]:
         if size == 0:
             return []
-        statement = _statement("ids", tier, bool(facet_terms(query)), _bitmap_is_cheaper(size, limit))
-        result = await session.execute(statement, {**_parameters(plan, query, tier), "limit": limit})
-        return [row[0] for row in result]
+        parameters = {**_parameters(plan, query, tier), "limit": limit}
+        faceted = bool(facet_terms(query))
+        if size is None and tier != ALL:
+            # Counting the tier first and then reading it read its matches twice.
+            rows = (await session.execute(_statement("counted ids", tier, faceted), parameters)).all()
+            self.counts.put((*query.count_key(), tier), int(rows[0][1]) if rows else 0)
+            return [row[0] for row in rows]
+        statement = _statement("ids", tier, faceted, _bitmap_is_cheaper(size, limit))
+        return [row[0] for row in await session.execute(statement, parameters)]
 
     async def rows_by_id(self, session: Reader, ids: list[int]) -> list[Any]:
         return list((await session.execute(_ROWS_BY_ID, {"ids": ids})).all())
