@@ -146,12 +146,12 @@ async def query_signals(
 # SQLite has no statistics to plan `since` with. To return signals newest first it walks a filter's
 # index (or the whole table) in sequence order and tests each row's created_at, so when few signals
 # are that recent it walks all of them (1,000,000 signals: 335 ms without another filter, 36 ms with
-# a state); when many are, it may read them all through the created_at index and sort them (83 ms
-# for a next page without a filter). PostgreSQL's planner knows how many rows a created_at range
-# holds. So on SQLite the signals newer than `since` are counted first, up to SINCE_FEW, on the
-# created_at index, and the plan is chosen by taking columns out of it (``_unindexed``): fewer, and
-# only the created_at index is left (those few are read and sorted: 5 ms at worst); as many, and
-# created_at is the one left out (the walk newest first fills a page quickly).
+# a state). PostgreSQL's planner knows how many rows a created_at range holds. So on SQLite the
+# signals newer than `since` are counted first, up to SINCE_FEW, on the created_at index, and the
+# plan is chosen by taking columns out of it (``_unindexed``): fewer, and only the created_at index
+# is left (those few are read and sorted: 5 ms at worst); as many, and created_at is the one left
+# out, since reading many recent signals through it and sorting them can only be slower than a walk
+# newest first, which fills a page quickly.
 SINCE_FEW = 5000
 Wrap = Callable[[Any], Any]
 
