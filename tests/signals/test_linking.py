@@ -1,5 +1,5 @@
-"""Contact linking at ingestion: the fast path for US phones agrees with phonenumbers, a new business
-starts at its batch's highest level (D9), and SQLite's planner setting is left as it was."""
+"""Contact linking at ingestion: the fast path for US phones agrees with phonenumbers, and a new
+business starts at its batch's highest level (D9)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from fastapi import FastAPI
 from hypothesis import example, given
 from hypothesis import strategies as st
-from sqlalchemy import select, text
+from sqlalchemy import select
 
 from tests.signals.support import event, ingest
 from vpx.contacts.normalise import phone_e164
@@ -54,12 +54,3 @@ async def test_a_new_business_starts_at_the_highest_level_of_its_batch(app: Fast
         contact_ids = set(await session.scalars(select(Signal.contact_id)))
         [contact] = list(await session.scalars(select(Contact).where(Contact.id.in_(contact_ids))))
     assert (contact.intent_level, contact.phone) == ("hot", "+17205550142")
-
-
-@pytest.mark.asyncio
-async def test_linking_leaves_sqlite_automatic_indexes_on(app: FastAPI) -> None:
-    if not app.state.database.is_sqlite:
-        pytest.skip("a SQLite planner setting")
-    await ingest(app, [event()])
-    async with app.state.database.write_sessions() as session:
-        assert (await session.execute(text("PRAGMA automatic_index"))).scalar() == 1

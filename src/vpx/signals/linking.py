@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -117,31 +115,11 @@ def _business_row(item: Prepared, now: datetime) -> dict[str, Any]:
     )
 
 
-@asynccontextmanager
-async def _index_plans_only(session: AsyncSession) -> AsyncIterator[None]:
-    """SQLite without statistics (vpx never runs ANALYZE there) plans the resolution's block lookup
-    (``ix_contacts_block`` joined to the batch's blocks) as an automatic index built over every active
-    contact, on every call: 340 ms a batch at 100,000 contacts, growing with the catalogue, where the
-    expression index answers in 4 ms. Automatic indexes are off while the resolution runs; the
-    connection's setting is restored afterwards. PostgreSQL plans on its statistics."""
-    connection = await session.connection()
-    if connection.dialect.name != "sqlite":
-        yield
-        return
-    before = (await connection.exec_driver_sql("PRAGMA automatic_index")).scalar()
-    await connection.exec_driver_sql("PRAGMA automatic_index = OFF")
-    try:
-        yield
-    finally:
-        await connection.exec_driver_sql(f"PRAGMA automatic_index = {1 if before else 0}")
-
-
 async def _resolve_businesses(
     session: AsyncSession, items: list[Prepared], report: IngestReport, *, now: datetime
 ) -> set[int]:
     rows = [_business_row(item, now) for item in items]
-    async with _index_plans_only(session):
-        targets = await resolution.resolve(session, rows, kinds=["business"] * len(rows), threshold=NAME_THRESHOLD)
+    targets = await resolution.resolve(session, rows, kinds=["business"] * len(rows), threshold=NAME_THRESHOLD)
     creating = [i for i, t in enumerate(targets) if t.contact_id is None and t.pending is None]
     # D9: a new contact starts at the highest level of the batch's signals about it (its own and those
     # resolved to it), so it needs no update after the insert.
