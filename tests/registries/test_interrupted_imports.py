@@ -110,6 +110,15 @@ def test_the_cli_prints_one_json_summary_and_fails_clearly(database_url: str, tm
     summary = json.loads(done.stdout)
     assert (summary["rows_read"], summary["created"], summary["skipped"], summary["complete"]) == (5, 5, {}, True)
 
+    assert summary["mode"] == "batches"  # auto: a small file goes in batches
+    forced = [VPX, "import", "cslb", str(path), "--mode", "bulk", "--json"]
+    done = subprocess.run(forced, capture_output=True, text=True, env=env, check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["mode"] == "bulk" and json.loads(done.stdout)["unchanged"] == 5
+    unknown = [VPX, "import", "cslb", str(path), "--mode", "fast", "--json"]
+    done = subprocess.run(unknown, capture_output=True, text=True, env=env, check=False, timeout=120)
+    assert done.returncode != 0 and json.loads(done.stdout)["error"]["code"] == "invalid_parameters"
+
     missing = [VPX, "import", "nppes", str(path), "--json"]
     refused = subprocess.run(missing, capture_output=True, text=True, env=env, check=False, timeout=120)
     assert refused.returncode == 1

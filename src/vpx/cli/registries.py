@@ -14,7 +14,7 @@ from vpx.cli.output import JsonOption, emit, fail, run_with_database
 from vpx.clock import Clock
 from vpx.config import Settings, get_settings
 from vpx.db import Database
-from vpx.registries import importer
+from vpx.registries import importer, load_modes
 from vpx.registries.reader import ImportFailed
 from vpx.registries.sources import all_sources
 
@@ -27,6 +27,9 @@ def import_command(
         str | None, typer.Option(help="The file's publication date (YYYY-MM-DD); default: from its name.")
     ] = None,
     batch_size: Annotated[int, typer.Option(min=1, max=50_000, help="Rows per transaction.")] = importer.DEFAULT_BATCH,
+    mode: Annotated[
+        str, typer.Option(help="batches, bulk or auto: how the file is written (see docs/registries.md).")
+    ] = load_modes.AUTO,
     as_json: bool = JsonOption,
 ) -> None:
     """Import a registry file: streamed in constant memory, upserted on the registry's own ids, safe
@@ -34,6 +37,8 @@ def import_command(
     sources = all_sources()
     if source not in sources:
         fail(f"unknown source {source!r}; sources: {', '.join(sources)}", as_json=as_json, code="invalid_parameters")
+    if mode not in load_modes.MODES:
+        fail(f"--mode must be one of {', '.join(load_modes.MODES)}", as_json=as_json, code="invalid_parameters")
     published: date | None = None
     if file_date is not None:
         try:
@@ -50,7 +55,14 @@ def import_command(
         chosen = sources[source]()
         if not show_bar:
             summary = await importer.run_import(
-                database, chosen, path, now=Clock().now(), limit=limit, file_date=published, batch_size=batch_size
+                database,
+                chosen,
+                path,
+                now=Clock().now(),
+                limit=limit,
+                file_date=published,
+                batch_size=batch_size,
+                mode=mode,
             )
             return summary.as_dict()
         from rich.console import Console
@@ -82,6 +94,7 @@ def import_command(
                 file_date=published,
                 batch_size=batch_size,
                 progress=on_progress,
+                mode=mode,
             )
         return summary.as_dict()
 
