@@ -53,18 +53,15 @@ def import_command(
 
     async def work(database: Database, settings: Settings) -> dict[str, Any]:
         chosen = sources[source]()
+        options: dict[str, Any] = {
+            "now": Clock().now(),
+            "limit": limit,
+            "file_date": published,
+            "batch_size": batch_size,
+            "mode": mode,
+        }
         if not show_bar:
-            summary = await importer.run_import(
-                database,
-                chosen,
-                path,
-                now=Clock().now(),
-                limit=limit,
-                file_date=published,
-                batch_size=batch_size,
-                mode=mode,
-            )
-            return summary.as_dict()
+            return (await importer.run_import(database, chosen, path, **options)).as_dict()
         from rich.console import Console
 
         bar = Progress(
@@ -85,17 +82,7 @@ def import_command(
                 rate = done.rows / elapsed if elapsed > 0 else 0.0
                 bar.update(task, completed=done.bytes_read, rows=done.rows, rate=rate)
 
-            summary = await importer.run_import(
-                database,
-                chosen,
-                path,
-                now=Clock().now(),
-                limit=limit,
-                file_date=published,
-                batch_size=batch_size,
-                progress=on_progress,
-                mode=mode,
-            )
+            summary = await importer.run_import(database, chosen, path, progress=on_progress, **options)
         return summary.as_dict()
 
     try:

@@ -338,6 +338,52 @@ async def reveal_one(
     return record, Decimal(0), remaining, True
 
 
+async def settle(
+    session: AsyncSession,
+    *,
+    account_id: str,
+    publisher: str | None,
+    price: Decimal,
+    public_id: str,
+    business_name: str,
+    record: RevealedContact,
+    notify: bool,
+    batch_id: str | None,
+    now: datetime,
+    settings: Settings,
+) -> None:
+    """What follows a new reveal's charge, in its transaction: the publisher's revenue share (D17),
+    the metric, and ``contact.revealed`` for the account's webhook subscriptions (D29) when
+    ``notify`` (the account may have some)."""
+    share = revenue_share(price, settings) if publisher is not None else Decimal(0)
+    if publisher is not None and share > 0:
+        await credit_service.add_credits(
+            session,
+            account_id=publisher,
+            amount=share,
+            kind="revenue_share",
+            reference=public_id,
+            description=f"Revenue share: {public_id} ({business_name}) revealed by another account",
+            now=now,
+            settings=settings,
+        )
+    metrics.observe_reveal("revealed", price)
+    if notify:
+        await webhook_outbox.enqueue_event(
+            session,
+            account_id=account_id,
+            event_type=webhook_events.CONTACT_REVEALED,
+            data={
+                "batch_id": batch_id,
+                "contact_id": public_id,
+                "status": "revealed",
+                "credits_charged": price,
+                "contact": record.model_dump(mode="json"),
+            },
+            now=now,
+        )
+
+
 async def _earlier_reveal(session: AsyncSession, account_id: str, contact_id: int) -> datetime:
     """When the account revealed the contact: a request that committed while this one ran did (D10)."""
     found = await session.scalar(
@@ -375,33 +421,18 @@ async def _charge_in_transaction(
         now=now,
         settings=settings,
     )
-    if publisher is not None:
-        share = revenue_share(price, settings)
-        if share > 0:
-            await credit_service.add_credits(
-                session,
-                account_id=publisher,
-                amount=share,
-                kind="revenue_share",
-                reference=public_id,
-                description=f"Revenue share: {public_id} ({row.business_name}) revealed by another account",
-                now=now,
-                settings=settings,
-            )
-    metrics.observe_reveal("revealed", price)
     record = revealed_record(row, sources, revealed_at=now, charged=price, remaining=balance.total)
-    if row.has_endpoint:
-        await webhook_outbox.enqueue_event(
-            session,
-            account_id=account_id,
-            event_type=webhook_events.CONTACT_REVEALED,
-            data={
-                "batch_id": None,
-                "contact_id": public_id,
-                "status": "revealed",
-                "credits_charged": price,
-                "contact": record.model_dump(mode="json"),
-            },
-            now=now,
-        )
+    await settle(
+        session,
+        account_id=account_id,
+        publisher=publisher,
+        price=price,
+        public_id=public_id,
+        business_name=row.business_name,
+        record=record,
+        notify=row.has_endpoint,
+        batch_id=None,
+        now=now,
+        settings=settings,
+    )
     return record, price, balance.total, False

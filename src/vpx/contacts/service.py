@@ -33,8 +33,6 @@ from vpx.errors import NotFound, Suppressed
 from vpx.ids import parse_number_id, public_number_id
 from vpx.models import Contact, ContactSource, Reveal
 from vpx.suppression import service as suppression_service
-from vpx.webhooks import events as webhook_events
-from vpx.webhooks import outbox as webhook_outbox
 
 if TYPE_CHECKING:
     from vpx.batches.prefetch import RevealPrefetch
@@ -224,19 +222,6 @@ async def reveal_contact(
                 settings=settings,
             )
             session.add(new_reveal)
-        share = revenue_share(price, settings) if publisher else Decimal(0)
-        if publisher and share > 0:
-            await credit_service.add_credits(
-                session,
-                account_id=publisher,
-                amount=share,
-                kind="revenue_share",
-                reference=public_id,
-                description=f"Revenue share: {public_id} ({contact.business_name}) revealed by another account",
-                now=now,
-                settings=settings,
-            )
-        metrics.observe_reveal("revealed", price)
         view = await revealed_view(
             session,
             contact,
@@ -245,20 +230,19 @@ async def reveal_contact(
             remaining=balance.total,
             sources=prefetch.sources.get(contact.id, []) if prefetch is not None else None,
         )
-        if prefetch is None or prefetch.revealed_subscribed:
-            await webhook_outbox.enqueue_event(
-                session,
-                account_id=account_id,
-                event_type=webhook_events.CONTACT_REVEALED,
-                data={
-                    "batch_id": batch_id,
-                    "contact_id": public_id,
-                    "status": "revealed",
-                    "credits_charged": price,
-                    "contact": view.model_dump(mode="json"),
-                },
-                now=now,
-            )
+        await reveal.settle(
+            session,
+            account_id=account_id,
+            publisher=publisher,
+            price=price,
+            public_id=public_id,
+            business_name=contact.business_name,
+            record=view,
+            notify=prefetch is None or prefetch.revealed_subscribed,
+            batch_id=batch_id,
+            now=now,
+            settings=settings,
+        )
         return RevealOutcome(contact=view, charged=price, remaining=balance.total, already_revealed=False)
 
     assert previous is not None
