@@ -110,9 +110,9 @@ def csv_text(header: list[str] | None, rows: list[list[str]], *, quote_all: bool
     return out.getvalue()
 
 
-def write_nppes(path: Path, rows: list[dict[str, Any]], *, layout: str = "2018") -> Path:
+def write_nppes(path: Path, rows: list[dict[str, Any]], *, layout: str = "2018", encoding: str = "ascii") -> Path:
     header = nppes_header(layout)
-    path.write_text(csv_text(header, [nppes_row(header, **row) for row in rows]), encoding="ascii")
+    path.write_text(csv_text(header, [nppes_row(header, **row) for row in rows]), encoding=encoding)
     return path
 
 

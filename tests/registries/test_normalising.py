@@ -9,8 +9,11 @@ from hypothesis import strategies as st
 
 from vpx.contacts.normalise import (
     display_name,
+    display_street,
     fast_phone_e164,
+    name_key,
     person_display_name,
+    person_name_and_key,
     phone_e164,
     postal_code,
     street_key,
@@ -68,6 +71,37 @@ def test_the_fast_phone_path_agrees_with_phonenumbers(digits: str) -> None:
     if phonenumbers.is_valid_number(number):
         expected = phonenumbers.format_number(number, phonenumbers.PhoneNumberFormat.E164)
     assert fast_phone_e164(digits) == expected == phone_e164(digits)
+
+
+# Words as registries write them, and what trips up casing and word cutting: accents, letters whose
+# capitals are longer (ß, ﬀ) or context-dependent (Σ), odd whitespace, punctuation, legal forms.
+_ODD_WORDS = st.sampled_from(
+    ["222", "2ND", "N", "MAIN", "ST", "STE", "#200", "MC", "MCDONALD", "O'BRIEN", "DE", "LA", "THE", "AND", "&",
+     "LLC", "INC", "MD", "M.D.", "PA-C", "DDS,", "HVAC", "CBS", "Acme", "plumbing", "É", "é", "ß", "ΣΑΣ", "σ",
+     "ﬀ", "İ", "ǅ", "Ⅻ", "١٢٣", "X/Y", "A.B.", "-", ",", "'", ""]
+)  # fmt: skip
+_SPACES = st.sampled_from([" ", "  ", "\t", "\u00a0", "\u2003", ""])
+
+
+@st.composite
+def _odd_text(draw: st.DrawFn) -> str:
+    parts = draw(st.lists(st.one_of(_ODD_WORDS, st.text(max_size=4)), max_size=5))
+    return "".join(draw(_SPACES) + part for part in parts) + draw(_SPACES)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_odd_text(), _odd_text())
+def test_a_street_is_shown_as_display_name_shows_its_line(line1: str, line2: str) -> None:
+    assert display_street(line1, line2) == display_name(line1 + " " + line2)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_odd_text(), _odd_text(), _odd_text(), _odd_text(), _odd_text())
+def test_a_person_s_name_and_key_are_those_of_the_whole_name(
+    first: str, middle: str, last: str, suffix: str, credential: str
+) -> None:
+    name = person_display_name(first, middle, last, suffix=suffix, credential=credential)
+    assert person_name_and_key(first, middle, last, suffix, credential) == (name, name_key(name))
 
 
 def test_nucc_codes_map_to_specialties_and_verticals() -> None:

@@ -262,6 +262,54 @@ def _cased_part(part: str, first: bool) -> str:
     return " ".join([_cased_word(head, first), *[_cased_word(word, False) for word in rest]])
 
 
+def person_name_and_key(first: str, middle: str, last: str, suffix: str = "", credential: str = "") -> tuple[str, str]:
+    """``(name, name_key(name))`` for ``name = person_display_name(first, middle, last, suffix=…,
+    credential=…)``, part by part from caches: whole names rarely repeat in a registry, their parts
+    do. Parts in ASCII capitals (as registries write them) are cased and cut into words one at a
+    time — in ASCII, the words of parts joined by spaces and commas are the parts' words end to end;
+    any other name goes through the two functions themselves."""
+    parts = [part for part in (first, middle, last, suffix) if part and part.strip()]
+    shown: list[str] = []
+    keys: list[str] = []
+    for index, part in enumerate(parts):
+        cased = _capitals_part(part, index == 0)
+        if cased is None:
+            break
+        shown.append(cased[0])
+        keys += cased[1]
+    else:
+        given = _credential(credential) if credential else ("", ())
+        if shown and given is not None:
+            name = " ".join(shown)
+            if given[0]:
+                name = f"{name}, {given[0]}"
+                keys += given[1]
+            while len(keys) > 1 and keys[-1] in LEGAL_SUFFIXES:
+                keys.pop()
+            return name, " ".join(keys)
+    name = person_display_name(first, middle, last, suffix=suffix, credential=credential)
+    return name, name_key(name)
+
+
+@lru_cache(maxsize=1 << 16)
+def _capitals_part(part: str, first: bool) -> tuple[str, tuple[str, ...]] | None:
+    # A name part as person_display_name shows it and its words as name_key cuts them (after "&"
+    # becomes " and "); None unless it is ASCII in capitals.
+    if not part.isascii() or part.upper() != part:
+        return None
+    shown = _cased_part(part, first)
+    return shown, tuple(words(shown.replace("&", " and ")))
+
+
+@lru_cache(maxsize=1 << 12)
+def _credential(credential: str) -> tuple[str, tuple[str, ...]] | None:
+    # As person_display_name shows a credential (whitespace collapsed) and its words; None unless ASCII.
+    if not credential.isascii():
+        return None
+    shown = " ".join(credential.split())
+    return shown, tuple(words(shown.replace("&", " and ")))
+
+
 _STREET_WORDS = {
     "street": "st", "avenue": "ave", "av": "ave", "road": "rd", "boulevard": "blvd", "drive": "dr",
     "lane": "ln", "court": "ct", "place": "pl", "parkway": "pkwy", "highway": "hwy", "circle": "cir",
@@ -269,6 +317,32 @@ _STREET_WORDS = {
     "northeast": "ne", "northwest": "nw", "southeast": "se", "southwest": "sw", "suite": "ste",
 }  # fmt: skip
 _UNIT_WORDS = frozenset(["ste", "unit", "apt", "fl", "floor", "bldg", "building", "rm", "room", "ms", "po"])
+
+
+def display_street(line1: str, line2: str) -> str:
+    """``display_name(line1 + " " + line2)``, the street and house number of an address. House
+    numbers make nearly every street line unique, while the rest of the line repeats (the street
+    itself): the rest is shown from a cache and the house number put in front. ``display_name``
+    works word by word, the first word apart (cased as a first word); a first word in ASCII has no
+    case mapping that changes its length, so "all in capitals" holds of the line exactly when it
+    holds of that word and of the rest."""
+    text = line1 + " " + line2
+    split = text.split(None, 1)
+    if len(split) < 2 or not split[0].isascii():
+        return display_name(text)
+    number, rest = split
+    capitals, cased, plain = _street_rest(rest)
+    if capitals and number.upper() == number:
+        return _cased_word(number, True) + " " + cased
+    return number + " " + plain
+
+
+@lru_cache(maxsize=1 << 16)
+def _street_rest(rest: str) -> tuple[bool, str, str]:
+    # (all in capitals, as display_name cases words after the first, whitespace collapsed)
+    parts = rest.split()
+    plain = " ".join(parts)
+    return plain.upper() == plain, " ".join([_cased_word(word, False) for word in parts]), plain
 
 
 def street_key(street: str | None) -> str | None:
@@ -309,9 +383,10 @@ assert _US_METADATA is not None and _US_METADATA.fixed_line is not None
 _US_NUMBER = re.compile(str(_US_METADATA.fixed_line.national_number_pattern))
 
 
-@lru_cache(maxsize=1 << 16)
 def fast_phone_e164(raw: str) -> str | None:
-    """``phone_e164`` with a shortcut for the bare ten-digit US numbers registries publish."""
+    """``phone_e164`` with a shortcut for the bare ten-digit US numbers registries publish. Not
+    cached itself: registry phones are mostly distinct, and a cache miss cost more than the shortcut
+    (``phone_e164``, which the other numbers go to, is cached)."""
     if len(raw) == 10 and raw.isascii() and raw.isdigit() and _US_NUMBER.fullmatch(raw):
         return "+1" + raw
     return phone_e164(raw)

@@ -69,7 +69,7 @@ def read_batches(
         skipped: list[tuple[str, str]] = []
         rows = total = 0
         truncated = False
-        for item in source.read(opened, ctx):
+        for item in source.read_ready(opened, ctx):
             if limit is not None and total >= limit:
                 break
             rows += 1

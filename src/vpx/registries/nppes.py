@@ -12,14 +12,24 @@ deactivation date without a later reactivation) takes its contact out of search.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from datetime import date
+from datetime import date, datetime
+from hashlib import blake2b
+from typing import cast
 
-from vpx.contacts.normalise import display_name, fast_phone_e164, person_display_name, postal_code
+from vpx.contacts.normalise import (
+    display_name,
+    display_street,
+    fast_phone_e164,
+    name_key,
+    person_display_name,
+    person_name_and_key,
+    postal_code,
+)
 from vpx.db import Database
 from vpx.geography import STATE_CODES
 from vpx.registries.nucc import load_taxonomy
 from vpx.registries.reader import CsvTable, ImportFailed, OpenedFile, SkipRow
-from vpx.registries.records import Person, SourceRecord
+from vpx.registries.records import Person, Ready, SourceRecord, cached_text_key, match_keys
 from vpx.registries.sources import ContactSource, ImportContext, register
 
 GROUPS = 15
@@ -139,26 +149,45 @@ class Nppes(ContactSource):
         ctx.lookups["taxonomy"] = taxonomy
 
     def read(self, opened: OpenedFile, ctx: ImportContext) -> Iterator[SourceRecord | SkipRow]:
-        table = CsvTable(opened)
-        columns = _Columns(table)
-        # The columns read all come before the 200 "Other Provider Identifier" ones: split no further.
-        table.only_up_to(columns.last_position() + 1)
+        table, columns = _open_table(opened)
         record = record_maker(columns, ctx.lookups["taxonomy"])
-        for row in table.rows():
-            if isinstance(row, SkipRow):
-                yield row
-                continue
-            values = row.values
-            values.append("")  # what a column missing from this layout reads as
-            try:
-                yield record(values)
-            except SkipRow as skip:
-                yield SkipRow(skip.reason, f"line {row.line}: {skip.detail}")
+        return table.records(record)
+
+    def read_ready(self, opened: OpenedFile, ctx: ImportContext) -> Iterator[Ready | SkipRow]:
+        # The same rows made straight into what the writer takes: no SourceRecord, no contact dict
+        # (a test holds the two paths equal, record by record).
+        table, columns = _open_table(opened)
+        return table.records(ready_maker(columns, ctx.lookups["taxonomy"], ctx.now))
 
 
-def record_maker(c: _Columns, taxonomy: dict[str, tuple[str, str, str, str]]) -> Callable[[list[str]], SourceRecord]:
-    """The function that makes a record of a row's values. Column positions are bound once, as
-    locals of a closure: this runs nine million times for the full file (docs/benchmarks.md)."""
+def _open_table(opened: OpenedFile) -> tuple[CsvTable, _Columns]:
+    table = CsvTable(opened)
+    columns = _Columns(table)
+    # The columns read all come before the 200 "Other Provider Identifier" ones: split no further.
+    # A column missing from this layout reads as the empty string padded onto each row (MISSING).
+    table.only_up_to(columns.last_position() + 1, pad=True)
+    return table, columns
+
+
+Taxonomy = dict[str, tuple[str, str, str, str]]
+
+
+def record_maker(c: _Columns, taxonomy: Taxonomy) -> Callable[[list[str]], SourceRecord]:
+    """The function that makes a record of a row's values."""
+    return cast(Callable[[list[str]], SourceRecord], _maker(c, taxonomy, None))
+
+
+def ready_maker(c: _Columns, taxonomy: Taxonomy, now: datetime) -> Callable[[list[str]], Ready]:
+    """The function that makes of a row's values the record as the writer takes it:
+    ``record_maker(c, taxonomy)(values).ready(now)``, computed directly."""
+    return cast(Callable[[list[str]], Ready], _maker(c, taxonomy, now))
+
+
+def _maker(c: _Columns, taxonomy: Taxonomy, now: datetime | None) -> Callable[[list[str]], SourceRecord | Ready]:
+    # One function for both makers, so that they cannot drift apart. Column positions are bound
+    # once, as locals of a closure: this runs nine million times for the full file
+    # (docs/benchmarks.md). With ``now``, the contacts row, the matching keys and the digest are made
+    # here from the values at hand, the digest's fields in SourceRecord.row_hash's (sorted) order.
     npi_at, entity_at, org_at, deactivated_at, reactivated_at = (
         c.npi,
         c.entity,
@@ -179,8 +208,11 @@ def record_maker(c: _Columns, taxonomy: dict[str, tuple[str, str, str, str]]) ->
     groups = c.groups
     states = STATE_CODES
     unknown = (None, "healthcare", "", "")
+    ready = now is not None
+    # A deactivated record's digest depends on its kind alone.
+    gone_digest = {kind: SourceRecord("", kind, None, active=False).row_hash() for kind in ("organization", "person")}
 
-    def record(values: list[str]) -> SourceRecord:
+    def record(values: list[str]) -> SourceRecord | Ready:
         npi = values[npi_at].strip()
         if len(npi) != 10 or not (npi.isascii() and npi.isdigit()):
             raise SkipRow("invalid_npi", f"{npi!r} is not an NPI")
@@ -188,19 +220,21 @@ def record_maker(c: _Columns, taxonomy: dict[str, tuple[str, str, str, str]]) ->
         if (not entity or values[deactivated_at]) and is_deactivated(
             entity, values[deactivated_at].strip(), values[reactivated_at].strip()
         ):
-            return SourceRecord(
-                record_id=npi, kind="organization" if entity == "2" else "person", contact=None, active=False
-            )
+            kind = "organization" if entity == "2" else "person"
+            if ready:
+                return Ready(npi, kind, False, None, gone_digest[kind], None, None, ())
+            return SourceRecord(record_id=npi, kind=kind, contact=None, active=False)
+        key: str | None = None
         if entity == "2":
             kind, name = "organization", display_name(values[org_at])
         elif entity == "1":
             kind = "person"
-            name = person_display_name(
+            name, key = person_name_and_key(
                 values[first_at],
                 values[middle_at].strip(),
                 values[last_at],
-                suffix=values[suffix_at].strip(),
-                credential=values[credential_at].strip(),
+                values[suffix_at].strip(),
+                values[credential_at].strip(),
             )
         else:
             raise SkipRow("invalid_entity_type", f"NPI {npi}: entity type {entity!r}")
@@ -227,26 +261,72 @@ def record_maker(c: _Columns, taxonomy: dict[str, tuple[str, str, str, str]]) ->
                     phone=fast_phone_e164(values[ao_phone_at].strip()),
                 )
             )
+        license_type: str | None = None
+        licence_number: str | None = None
         if licence:
+            licence_number = licence
             licence_state = licence_state.upper()
             license_type = ("Physician" if grouping == PHYSICIANS else classification) or None
-        return SourceRecord(
-            record_id=npi,
-            kind=kind,
-            contact={
-                "business_name": name,
-                "street": display_name(values[street1_at] + " " + values[street2_at]) or None,
-                "city": display_name(city),
-                "state": state,
-                "postal_code": postal_code(values[postal_at]),
-                "phone": fast_phone_e164(values[phone_at].strip()),
-                "industry": vertical,
-                "specialty": specialty,
-                "license_type": license_type if licence else None,
-                "license_number": licence or None,
-                "license_state": licence_state if licence and licence_state in states else None,
-            },
-            people=people,
+        licence_from = licence_state if licence and licence_state in states else None
+        street = display_street(values[street1_at], values[street2_at]) or None
+        city = display_name(city)
+        postal = postal_code(values[postal_at])
+        phone = fast_phone_e164(values[phone_at].strip())
+        if not ready:
+            return SourceRecord(
+                record_id=npi,
+                kind=kind,
+                contact={
+                    "business_name": name,
+                    "street": street,
+                    "city": city,
+                    "state": state,
+                    "postal_code": postal,
+                    "phone": phone,
+                    "industry": vertical,
+                    "specialty": specialty,
+                    "license_type": license_type,
+                    "license_number": licence_number,
+                    "license_state": licence_from,
+                },
+                people=people,
+            )
+        # display_name and person_display_name collapse whitespace already: the names are as
+        # contact_values would make them.
+        digest = [kind, "1", "", "business_name=" + name, "city=" + city, "industry=" + vertical]
+        if licence_number is not None:
+            digest.append("license_number=" + licence_number)
+        if licence_from is not None:
+            digest.append("license_state=" + licence_from)
+        if license_type is not None:
+            digest.append("license_type=" + license_type)
+        if phone is not None:
+            digest.append("phone=" + phone)
+        if postal is not None:
+            digest.append("postal_code=" + postal)
+        if specialty is not None:
+            digest.append("specialty=" + specialty)
+        digest.append("state=" + state)
+        if street is not None:
+            digest.append("street=" + street)
+        if people:
+            digest += [f"{p.role}|{p.name}|{p.title}|{p.phone}" for p in people]
+        if key is None:
+            key = name_key(name)
+        row = (
+            name, key, street, city, cached_text_key(city) or "", state, postal, "US", phone, None, None, vertical,
+            specialty, cached_text_key(specialty), license_type, cached_text_key(license_type), licence_number,
+            licence_from, "active", "registry", None, None, now, now,
+        )  # fmt: skip
+        return Ready(
+            npi,
+            kind,
+            True,
+            None,
+            blake2b("\x1f".join(digest).encode(), digest_size=8).hexdigest(),
+            row,
+            match_keys(row) if kind == "organization" else None,
+            tuple([(p.name, p.title, p.role, p.phone) for p in people]),
         )
 
     return record

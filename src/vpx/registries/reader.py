@@ -12,12 +12,13 @@ import codecs
 import csv
 import io
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, TypeVar, cast
 
 SNIFF_BYTES = 64 * 1024
+T = TypeVar("T")
 csv.field_size_limit(min(sys.maxsize, 2**31 - 1))
 
 
@@ -167,11 +168,14 @@ class CsvTable:
         # Every field of the header line in double quotes (NPPES): rows can take the fast path.
         self.quoted = self._first_data is None and opened.first_line_quoted
         self.needed = self.width
+        self.pad = False
 
-    def only_up_to(self, needed: int) -> None:
+    def only_up_to(self, needed: int, *, pad: bool = False) -> None:
         """Rows may stop after the first ``needed`` fields (the rest is not read): a reader that uses
-        a few of NPPES's 329 columns need not split them all."""
+        a few of NPPES's 329 columns need not split them all. ``pad``: each row's values get an
+        empty string appended, which a column missing from a layout can read as (position -1)."""
         self.needed = min(max(needed, 1), self.width)
+        self.pad = pad
 
     def position(self, *names: str) -> int | None:
         """The position of the first of these header names present (old and new layouts)."""
@@ -190,15 +194,37 @@ class CsvTable:
             )
         return found
 
-    def _quoted_rows(self) -> Iterator[CsvRow | SkipRow]:
+    def records(self, make: Callable[[list[str]], T]) -> Iterator[T | SkipRow]:
+        """``make`` of each row's values, or a SkipRow: for a row the CSV reader cannot make sense of,
+        or one ``make`` refuses by raising SkipRow (its detail then starts with the line number)."""
+        if self.quoted and self._first_data is None:
+            yield from cast(Iterator[T | SkipRow], self._quoted_rows(make))
+            return
+        pad = self.pad
+        for row in self.rows():
+            if isinstance(row, SkipRow):
+                yield row
+                continue
+            if pad:
+                row.values.append("")
+            try:
+                yield make(row.values)
+            except SkipRow as skip:
+                yield SkipRow(skip.reason, f"line {row.line}: {skip.detail}")
+
+    def _quoted_rows(self, make: Callable[[list[str]], T] | None) -> Iterator[T | CsvRow | SkipRow]:
         # No field of a line with exactly two quotes per field can hold a quote, so none holds a
         # '","' or a line break: splitting is exact. Other lines (embedded quotes, line breaks
-        # inside a field, a cut-off last line) go through the csv module.
+        # inside a field, a cut-off last line) go through the csv module. A row is handed on when
+        # the next one has been read: the last row of a file may be cut off (truncated). Rows go to
+        # ``make`` here, in the loop, rather than through one more generator: this loop runs nine
+        # million times for the full NPPES file.
         text = self.opened.text
-        fields, needed = self.width, self.needed
+        fields, needed, pad = self.width, self.needed, self.pad
         least = min(self.width, self.needed + 1)  # fewer fields: a malformed row (_checked)
         line_number = 1
-        pending: CsvRow | None = None
+        pending: list[str] | None = None
+        pending_line = 0
         for raw in text:
             line_number += 1
             line = raw.rstrip("\r\n")
@@ -217,20 +243,42 @@ class CsvTable:
                     parsed = next(csv.reader([buffered], strict=False), [])
                 except csv.Error as exc:
                     if pending is not None:
-                        yield self._checked(pending)
+                        yield self._made(make, pending_line, pending, least, pad)
                         pending = None
                     yield SkipRow("malformed_row", f"line {line_number}: {exc}")
                     continue
                 values = parsed
             if pending is not None:
-                yield pending if len(pending.values) >= least else self._checked(pending)
-            pending = CsvRow(line_number, values)
+                if make is not None and len(pending) >= least:
+                    if pad:
+                        pending.append("")
+                    try:
+                        yield make(pending)
+                    except SkipRow as skip:
+                        yield SkipRow(skip.reason, f"line {pending_line}: {skip.detail}")
+                else:
+                    yield self._made(make, pending_line, pending, least, pad)
+            pending, pending_line = values, line_number
         if pending is not None:
-            if len(pending.values) < min(self.width, self.needed):
+            if len(pending) < min(self.width, self.needed):
                 self.truncated = True
-                yield SkipRow("truncated_row", f"line {pending.line}: the file ends inside this row")
+                yield SkipRow("truncated_row", f"line {pending_line}: the file ends inside this row")
             else:
-                yield self._checked(pending)
+                yield self._made(make, pending_line, pending, least, pad)
+
+    def _made(
+        self, make: Callable[[list[str]], T] | None, line: int, values: list[str], least: int, pad: bool
+    ) -> T | CsvRow | SkipRow:
+        if len(values) < least:
+            return SkipRow("malformed_row", f"line {line}: {len(values)} fields, expected {self.width}")
+        if make is None:
+            return CsvRow(line, values)
+        if pad:
+            values.append("")
+        try:
+            return make(values)
+        except SkipRow as skip:
+            return SkipRow(skip.reason, f"line {line}: {skip.detail}")
 
     def _checked(self, row: CsvRow) -> CsvRow | SkipRow:
         if len(row.values) < min(self.width, self.needed + 1):
@@ -240,7 +288,7 @@ class CsvTable:
     def rows(self) -> Iterator[CsvRow | SkipRow]:
         """Data rows, or a SkipRow for a row the CSV reader cannot make sense of."""
         if self.quoted and self._first_data is None:
-            yield from self._quoted_rows()
+            yield from cast(Iterator[CsvRow | SkipRow], self._quoted_rows(None))
             return
         reader = self._reader
         pending: CsvRow | None = self._first_data

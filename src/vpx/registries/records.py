@@ -110,8 +110,9 @@ class Ready(NamedTuple):
 
 
 @lru_cache(maxsize=1 << 16)
-def _key(text: str | None) -> str | None:
-    # Cities, specialties and licence types repeat endlessly in registry files: normalise each once.
+def cached_text_key(text: str | None) -> str | None:
+    """``text_key``, for the cities, specialties and licence types that repeat endlessly in registry
+    files: each is normalised once."""
     return text_key(text)
 
 
@@ -122,10 +123,10 @@ def contact_values(fields: dict[str, Any], now: datetime) -> Row:
     get = fields.get
     specialty, license_type = get("specialty"), get("license_type")
     return (
-        name, name_key(name), get("street"), city, _key(city) or "", fields["state"], get("postal_code"),
-        get("country", "US"), get("phone"), get("email"), get("website"), fields["industry"],
-        specialty, _key(specialty), license_type, _key(license_type), get("license_number"), get("license_state"),
-        get("status", "active"), "registry", None, get("publisher_account_id"), now, now,
+        name, name_key(name), get("street"), city, cached_text_key(city) or "", fields["state"],
+        get("postal_code"), get("country", "US"), get("phone"), get("email"), get("website"), fields["industry"],
+        specialty, cached_text_key(specialty), license_type, cached_text_key(license_type), get("license_number"),
+        get("license_state"), get("status", "active"), "registry", None, get("publisher_account_id"), now, now,
     )  # fmt: skip
 
 

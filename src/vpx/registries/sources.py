@@ -24,7 +24,7 @@ from vpx.contacts.search import SearchBackend
 from vpx.db import Database
 from vpx.registries.matching import NAME_THRESHOLD
 from vpx.registries.reader import OpenedFile, SkipRow
-from vpx.registries.records import ImportSummary, row_terms
+from vpx.registries.records import ImportSummary, Ready, row_terms
 from vpx.registries.seen import SeenIds
 from vpx.registries.upsert import BatchContext, write_contact_batch
 
@@ -100,6 +100,11 @@ class Source(ABC):
         """The file's records, or SkipRow for rows that cannot become one. Raises ImportFailed for a
         file that is not this source's."""
 
+    def read_ready(self, opened: OpenedFile, ctx: ImportContext) -> Iterator[Any | SkipRow]:
+        """What the import's reader batches: ``read``'s items, or what the writer takes made of
+        them (ContactSource)."""
+        return self.read(opened, ctx)
+
     def ready(
         self, items: list[Any], ctx: ImportContext, rows: int, skipped: list[tuple[str, str]], bytes_read: int
     ) -> ReadBatch:
@@ -129,18 +134,24 @@ class Source(ABC):
 class ContactSource(Source):
     """A registry whose records become contacts."""
 
+    def read_ready(self, opened: OpenedFile, ctx: ImportContext) -> Iterator[Ready | SkipRow]:
+        """The records as the writer takes them: contact rows, matching keys and digests are computed
+        by the reader (``SourceRecord.ready``). A source may make them straight from its rows when
+        that is faster (NPPES), as long as they are the same."""
+        now = ctx.now
+        for item in self.read(opened, ctx):
+            yield item if isinstance(item, SkipRow) else item.ready(now)
+
     def ready(
         self, items: list[Any], ctx: ImportContext, rows: int, skipped: list[tuple[str, str]], bytes_read: int
     ) -> ReadBatch:
-        # Contact rows, matching keys, digests and search words are computed by the reader.
-        now = ctx.now
-        ready = [record.ready(now) for record in items]
+        # The batch's search words are computed by the reader too.
         return ReadBatch(
-            items=ready,
+            items=items,
             rows=rows,
             skipped=skipped,
             bytes_read=bytes_read,
-            terms=row_terms([record.row for record in ready if record.row is not None]),
+            terms=row_terms([record.row for record in items if record.row is not None]),
         )
 
     async def write(self, session: AsyncSession, batch: ReadBatch, ctx: ImportContext) -> None:
