@@ -3,6 +3,7 @@ keys per address, and one shared budget across processes when Redis is configure
 
 from __future__ import annotations
 
+import asyncio
 import re
 import uuid
 
@@ -13,6 +14,7 @@ from tests.conftest import asgi_client, test_settings
 from tests.factories import Factory
 from vpx.app import create_app
 from vpx.auth.keys import KeyType, generate_key
+from vpx.auth.ratelimit import MemoryWindows, RedisWindows, Windows
 from vpx.clock import FixedClock
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -75,3 +77,60 @@ async def test_budget_is_shared_across_processes_through_redis(database_url: str
     assert statuses == [200, 200, 200, 200, 429, 429]
     for app in (one, two):
         await app.state.database.dispose()
+
+
+async def test_an_address_out_of_failed_attempts_gets_429_even_with_a_good_key(
+    database_url: str, clock: FixedClock
+) -> None:
+    """D7 as decided (docs/decisions.md): once an address has used up its failed attempts, its
+    requests get 429 whatever the key, so a right guess looks like a wrong one."""
+    app = create_app(test_settings(database_url, auth_failure_rate_limit="2/minute"), clock=clock)
+    factory = Factory(app, clock)
+    from tests.conftest import wipe
+
+    await wipe(app.state.database)
+    account = await factory.account(key_types=("ro",))
+    async with asgi_client(app, client_ip="198.51.100.60") as http:
+        good = await http.get("/api/v1/account", headers=account.headers("ro"))
+        assert good.status_code == 200
+        wrong = [
+            (await http.get("/api/v1/account", headers={"X-API-Key": generate_key(KeyType.ro)})).status_code
+            for _ in range(3)
+        ]
+        assert wrong == [401, 401, 429]
+        refused = await http.get("/api/v1/account", headers=account.headers("ro"))
+        assert refused.status_code == 429 and refused.json()["code"] == "rate_limited"
+        assert refused.headers["RateLimit"].startswith('"auth";r=0;')
+    async with asgi_client(app, client_ip="198.51.100.61") as other:
+        assert (await other.get("/api/v1/account", headers=account.headers("ro"))).status_code == 200
+    await app.state.database.dispose()
+
+
+@pytest.mark.parametrize("store", ["memory", "redis"])
+async def test_both_stores_count_windows_alike(store: str) -> None:
+    """The in-process and the Redis counters: hits, a guard that stops counting, looks, resets."""
+    if store == "redis":
+        try:
+            probe = aioredis.from_url(REDIS_URL)
+            await probe.ping()
+            await probe.aclose()
+        except Exception as exc:
+            pytest.skip(f"Redis not reachable at {REDIS_URL}: {exc}")
+        windows: Windows = RedisWindows(REDIS_URL)
+    else:
+        windows = MemoryWindows()
+    prefix = f"test/{uuid.uuid4()}/"
+    counts = [(await windows.hit(prefix + "key", 60)).count for _ in range(3)]
+    assert counts == [1, 2, 3]
+    looked = await windows.look(prefix + "key")
+    assert looked.count == 3 and 0 < looked.reset_in <= 60
+    assert (await windows.look(prefix + "never")).count == 0
+    guard = (prefix + "key", 3)  # already at its limit: nothing more is counted
+    refused = await windows.hit(prefix + "other", 60, guard)
+    assert refused.refused and refused.count == 3
+    assert (await windows.look(prefix + "other")).count == 0
+    assert not (await windows.hit(prefix + "other", 60, (prefix + "key", 4))).refused
+    short = await windows.hit(prefix + "short", 1)
+    assert short.count == 1 and short.reset_in <= 1
+    await asyncio.sleep(1.1)
+    assert (await windows.hit(prefix + "short", 1)).count == 1  # a new window

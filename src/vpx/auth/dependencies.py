@@ -15,7 +15,8 @@ from vpx.auth import network
 from vpx.auth import service as key_service
 from vpx.auth.keys import LABELS, KeyType, parse_key
 from vpx.auth.permissions import Capability, allows, needed_key_types
-from vpx.errors import InsufficientPermission, InvalidApiKey, IpNotAllowed, RateLimited
+from vpx.auth.ratelimit import Verdict
+from vpx.errors import InsufficientPermission, InvalidApiKey, IpNotAllowed, ProblemError, RateLimited
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -46,9 +47,13 @@ async def authenticate(request: Request, raw_key: Annotated[str | None, Depends(
     request.state.client_address = address
     address_key = address or "unknown"
 
-    async def refuse(detail: str) -> InvalidApiKey:
-        verdict = await limits.record_failure(address_key)
+    async def refuse(detail: str, *, unless_exhausted: bool = False) -> ProblemError:
+        # A well-formed but unknown or revoked key from an address that has used up its failed
+        # attempts gets 429, as a good key from it would (D7); one call to the store either way.
+        verdict = await (limits.failure_unless_exhausted if unless_exhausted else limits.record_failure)(address_key)
         request.state.response_headers.update(verdict.headers)
+        if verdict.policy == "auth" and not verdict.allowed and unless_exhausted:
+            return _too_many_failures(verdict)
         return InvalidApiKey(detail, headers={"WWW-Authenticate": 'ApiKey header="X-API-Key"'})
 
     if not raw_key:
@@ -56,25 +61,28 @@ async def authenticate(request: Request, raw_key: Annotated[str | None, Depends(
     if parse_key(raw_key.strip()) is None:
         # D3: refused on its format or checksum, before any database lookup.
         raise await refuse("The API key is malformed.")
-    exhausted = await limits.failures_exhausted(address_key)
+    exhausted = limits.known_exhausted(address_key)
     if exhausted is not None:
+        # This process saw the address use up its failed attempts: no lookup, no call to the store.
         request.state.response_headers.update(exhausted.headers)
-        raise RateLimited(
-            "Too many failed key attempts from this address; retry later.",
-            headers={"Retry-After": str(exhausted.retry_after)},
-        )
-    database = state.database
-    known = await key_service.find_key(database, secret=raw_key.strip())
+        raise _too_many_failures(exhausted)
+    known = await key_service.find_key(state.database, secret=raw_key.strip())
     if known is None:
-        raise await refuse("The API key is not recognised.")
+        raise await refuse("The API key is not recognised.", unless_exhausted=True)
     if known.revoked:
-        raise await refuse("The API key has been revoked.")
+        raise await refuse("The API key has been revoked.", unless_exhausted=True)
     request.state.key_id = known.id
     if not network.allowed(address, known.ip_allowlist):
+        failures = await limits.failures_exhausted(address_key)
+        if failures is not None:
+            request.state.response_headers.update(failures.headers)
+            raise _too_many_failures(failures)
         raise IpNotAllowed(f"Requests from {address} are not allowed for this key.")
-    verdict = await limits.hit_key(known.id)
+    verdict = await limits.admit_key(known.id, address_key)
     request.state.response_headers.update(verdict.headers)
     if not verdict.allowed:
+        if verdict.policy == "auth":
+            raise _too_many_failures(verdict)
         raise RateLimited(
             f"Rate limit exceeded; retry in {verdict.retry_after} s.",
             headers={"Retry-After": str(verdict.retry_after)},
@@ -88,9 +96,16 @@ async def authenticate(request: Request, raw_key: Annotated[str | None, Depends(
         )
         request.state.response_headers["X-Key-Rotate-By"] = due
     if known.last_used_at is None or now - known.last_used_at >= LAST_USED_RESOLUTION:
-        async with database.write_sessions() as session, session.begin():
+        async with state.database.write_sessions() as session, session.begin():
             await key_service.touch_key(session, key_id=known.id, now=now)
     return Caller(key_id=known.id, key_type=known.key_type, account_id=known.account_id)
+
+
+def _too_many_failures(verdict: Verdict) -> RateLimited:
+    return RateLimited(
+        "Too many failed key attempts from this address; retry later.",
+        headers={"Retry-After": str(verdict.retry_after)},
+    )
 
 
 def require(capability: Capability) -> Callable[[Caller], Awaitable[Caller]]:

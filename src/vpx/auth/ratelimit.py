@@ -1,14 +1,20 @@
-"""Per-key request budgets and per-address failed-key budgets (D7), in memory or in Redis."""
+"""Per-key request budgets and per-address failed-key budgets (D7), in memory or in Redis.
+
+Fixed windows that start at a counter's first hit (as the ``limits`` library counts them; its
+``parse`` reads the settings' "600/minute" notation). The counting is our own, in one small
+interface with two stores, because an authenticated request must cost one round trip to Redis:
+with ``limits``' limiter it cost five (hit the key, read its count and expiry, read the address's
+failures and their expiry), 0.44 ms a request, a third of a search's time.
+"""
 
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from limits import RateLimitItem, parse
-from limits.aio.strategies import FixedWindowRateLimiter
-from limits.storage import storage_from_string
 
 from vpx.config import Settings
 
@@ -18,47 +24,190 @@ class Verdict:
     allowed: bool
     headers: dict[str, str]
     retry_after: int
+    policy: str = "default"
+
+
+@dataclass(frozen=True)
+class Count:
+    """A window's count after a hit (or a look), and seconds until it resets. ``refused``: the guard
+    counter was already at its limit, so nothing was counted."""
+
+    count: int
+    reset_in: float
+    refused: bool = False
+
+
+class Windows(Protocol):
+    async def hit(self, key: str, window: int, guard: tuple[str, int] | None = None) -> Count:
+        """Counts one hit of ``key`` in its window, unless ``guard`` (another key, its limit) is
+        used up, in which case the guard's count is returned, refused."""
+        ...
+
+    async def look(self, key: str) -> Count: ...
+
+
+class MemoryWindows:
+    """One process's counters."""
+
+    def __init__(self) -> None:
+        self.counters: dict[str, list[float]] = {}  # key: [count, resets at (epoch seconds)]
+        self.hits_since_sweep = 0
+
+    def _current(self, key: str, now: float) -> list[float] | None:
+        counter = self.counters.get(key)
+        if counter is not None and counter[1] <= now:
+            del self.counters[key]
+            return None
+        return counter
+
+    async def hit(self, key: str, window: int, guard: tuple[str, int] | None = None) -> Count:
+        now = time.time()
+        if guard is not None:
+            guarding = self._current(guard[0], now)
+            if guarding is not None and guarding[0] >= guard[1]:
+                return Count(int(guarding[0]), guarding[1] - now, refused=True)
+        counter = self._current(key, now)
+        if counter is None:
+            counter = self.counters[key] = [0, now + window]
+            self._sweep(now)
+        counter[0] += 1
+        return Count(int(counter[0]), counter[1] - now)
+
+    async def look(self, key: str) -> Count:
+        now = time.time()
+        counter = self._current(key, now)
+        return Count(0, 0.0) if counter is None else Count(int(counter[0]), counter[1] - now)
+
+    def _sweep(self, now: float) -> None:
+        # Expired counters of keys never seen again would otherwise stay: drop them now and then.
+        self.hits_since_sweep += 1
+        if self.hits_since_sweep >= 10_000:
+            self.hits_since_sweep = 0
+            for key in [k for k, (_, resets) in self.counters.items() if resets <= now]:
+                del self.counters[key]
+
+
+# KEYS[1] the counter, KEYS[2] the guard (or the counter again, with no limit: ARGV[2] = -1).
+_HIT = """
+if tonumber(ARGV[2]) >= 0 then
+  local guard = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if guard >= tonumber(ARGV[2]) then
+    return {guard, redis.call('PTTL', KEYS[2]), 1}
+  end
+end
+local count = redis.call('INCR', KEYS[1])
+local ttl = redis.call('PTTL', KEYS[1])
+if ttl < 0 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {count, ttl, 0}
+"""
+_LOOK = "return {tonumber(redis.call('GET', KEYS[1]) or '0'), redis.call('PTTL', KEYS[1])}"
+
+
+class RedisWindows:
+    """Counters shared by every server process, one Lua script (one round trip) a call."""
+
+    PREFIX = "vpx-limits:"
+
+    def __init__(self, url: str) -> None:
+        import redis.asyncio as aioredis
+
+        self.client: Any = aioredis.from_url(url)
+        self._hit = self.client.register_script(_HIT)
+        self._look = self.client.register_script(_LOOK)
+
+    async def hit(self, key: str, window: int, guard: tuple[str, int] | None = None) -> Count:
+        keys = [self.PREFIX + key, self.PREFIX + (guard[0] if guard else key)]
+        count, ttl_ms, refused = await self._hit(keys=keys, args=[window * 1000, guard[1] if guard else -1])
+        return Count(int(count), max(0, int(ttl_ms)) / 1000, refused=bool(refused))
+
+    async def look(self, key: str) -> Count:
+        count, ttl_ms = await self._look(keys=[self.PREFIX + key])
+        return Count(int(count), max(0, int(ttl_ms)) / 1000)
 
 
 class RateLimits:
     """Fixed windows per key (policy "default") and per client address for failed keys ("auth")."""
 
     def __init__(self, settings: Settings) -> None:
-        if settings.redis_url:
-            url = "async+" + settings.redis_url if not settings.redis_url.startswith("async+") else settings.redis_url
-            storage = storage_from_string(url, implementation="redispy", key_prefix="vpx-limits")
-        else:
-            storage = storage_from_string("async+memory://")
-        self.storage = storage
-        self.limiter = FixedWindowRateLimiter(storage)
+        self.windows: Windows = RedisWindows(settings.redis_url) if settings.redis_url else MemoryWindows()
         self.per_key = parse(settings.rate_limit)
         self.auth_failures = parse(settings.auth_failure_rate_limit)
+        # Addresses this process saw use up their failed attempts, and when that ends (epoch seconds):
+        # their next requests are refused without a key lookup or a call to the store.
+        self.exhausted: dict[str, float] = {}
+
+    def known_exhausted(self, address: str) -> Verdict | None:
+        until = self.exhausted.get(address)
+        if until is None:
+            return None
+        left = until - time.time()
+        if left <= 0:
+            del self.exhausted[address]
+            return None
+        return _verdict("auth", self.auth_failures, False, self.auth_failures.amount, left)
+
+    def _remember(self, address: str, verdict: Verdict, reset_in: float) -> Verdict:
+        if verdict.policy == "auth" and not verdict.allowed:
+            if len(self.exhausted) >= 10_000:
+                self.exhausted.clear()  # bounded: an address forgotten here is still refused by the store
+            self.exhausted[address] = time.time() + reset_in
+        return verdict
+
+    async def admit_key(self, key_id: str, address: str) -> Verdict:
+        """A recognised key's request: refused (policy "auth") while its address has used up its
+        failed attempts (D7: a good key does not tell an attacker which guess was right), else
+        counted against the key's budget — in one call to the store."""
+        failures = _key(self.auth_failures, "auth", address)
+        counted = await self.windows.hit(
+            _key(self.per_key, "key", key_id), self.per_key.get_expiry(), (failures, self.auth_failures.amount)
+        )
+        if counted.refused:
+            refusal = _verdict("auth", self.auth_failures, False, counted.count, counted.reset_in)
+            return self._remember(address, refusal, counted.reset_in)
+        return _verdict("default", self.per_key, counted.count <= self.per_key.amount, counted.count, counted.reset_in)
+
+    async def failure_unless_exhausted(self, address: str) -> Verdict:
+        """A failed attempt counted, or, when the address has used them up, a refusal (nothing counted)."""
+        failures = _key(self.auth_failures, "auth", address)
+        counted = await self.windows.hit(
+            failures, self.auth_failures.get_expiry(), (failures, self.auth_failures.amount)
+        )
+        verdict = _verdict("auth", self.auth_failures, not counted.refused, counted.count, counted.reset_in)
+        return self._remember(address, verdict, counted.reset_in)
 
     async def hit_key(self, key_id: str) -> Verdict:
-        return await self._hit("default", self.per_key, "key", key_id)
+        counted = await self.windows.hit(_key(self.per_key, "key", key_id), self.per_key.get_expiry())
+        return _verdict("default", self.per_key, counted.count <= self.per_key.amount, counted.count, counted.reset_in)
 
     async def failures_exhausted(self, address: str) -> Verdict | None:
         """A refusing verdict when this address has used up its failed attempts, else None."""
-        stats = await self.limiter.get_window_stats(self.auth_failures, "auth", address)
-        if stats.remaining > 0:
+        seen = await self.windows.look(_key(self.auth_failures, "auth", address))
+        if seen.count < self.auth_failures.amount:
             return None
-        return self._verdict("auth", self.auth_failures, False, 0, stats.reset_time)
+        return _verdict("auth", self.auth_failures, False, seen.count, seen.reset_in)
 
     async def record_failure(self, address: str) -> Verdict:
-        return await self._hit("auth", self.auth_failures, "auth", address)
+        return await self.spend(self.auth_failures, "auth", address, policy="auth")
 
-    async def _hit(self, policy: str, item: RateLimitItem, *identifiers: str) -> Verdict:
-        ok = await self.limiter.hit(item, *identifiers)
-        stats = await self.limiter.get_window_stats(item, *identifiers)
-        return self._verdict(policy, item, ok, stats.remaining, stats.reset_time)
+    async def spend(self, item: RateLimitItem, namespace: str, identifier: str, *, policy: str) -> Verdict:
+        """One hit of a budget (sign-in attempts, failed keys…); the verdict says whether it fitted."""
+        counted = await self.windows.hit(_key(item, namespace, identifier), item.get_expiry())
+        return _verdict(policy, item, counted.count <= item.amount, counted.count, counted.reset_in)
 
-    @staticmethod
-    def _verdict(policy: str, item: RateLimitItem, ok: bool, remaining: int, reset_time: float) -> Verdict:
-        reset = max(0, math.ceil(reset_time - time.time()))
-        headers = {
-            "RateLimit-Policy": f'"{policy}";q={item.amount};w={item.get_expiry()}',
-            "RateLimit": f'"{policy}";r={max(0, remaining)};t={reset}',
-        }
-        if not ok:
-            headers["Retry-After"] = str(max(1, reset))
-        return Verdict(allowed=ok, headers=headers, retry_after=max(1, reset))
+
+def _key(item: RateLimitItem, namespace: str, identifier: str) -> str:
+    return item.key_for(namespace, identifier)
+
+
+def _verdict(policy: str, item: RateLimitItem, ok: bool, count: int, reset_in: float) -> Verdict:
+    reset = max(0, math.ceil(reset_in))
+    headers = {
+        "RateLimit-Policy": f'"{policy}";q={item.amount};w={item.get_expiry()}',
+        "RateLimit": f'"{policy}";r={max(0, item.amount - count)};t={reset}',
+    }
+    if not ok:
+        headers["Retry-After"] = str(max(1, reset))
+    return Verdict(allowed=ok, headers=headers, retry_after=max(1, reset), policy=policy)

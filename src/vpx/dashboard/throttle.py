@@ -3,9 +3,6 @@ every server process)."""
 
 from __future__ import annotations
 
-import math
-import time
-
 from fastapi import Request
 from limits import parse
 
@@ -29,7 +26,7 @@ async def spend_attempt(request: Request, budget: str, *identifiers: str) -> Non
     limits = request.app.state.rate_limits
     item = parse(budget)
     for identifier in identifiers:
-        if not await limits.limiter.hit(item, "dashboard", identifier):
-            stats = await limits.limiter.get_window_stats(item, "dashboard", identifier)
-            retry = max(1, math.ceil(stats.reset_time - time.time()))
+        verdict = await limits.spend(item, "dashboard", identifier, policy="dashboard")
+        if not verdict.allowed:
+            retry = verdict.retry_after
             raise RateLimited(f"Too many attempts; try again in {retry} seconds.", headers={"Retry-After": str(retry)})
