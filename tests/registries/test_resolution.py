@@ -4,7 +4,9 @@ precision and recall on the labelled pairs built from the real samples."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi import FastAPI
@@ -14,9 +16,12 @@ from tests.conftest import SHARED_DATA
 from tests.registries.conftest import Importer, catalogue_counts
 from tests.registries.formats import write_cslb, write_nppes, write_nucc
 from tests.registries.test_nppes import _contact
+from vpx.contacts.catalogue import add_contacts, contact_row
+from vpx.contacts.search import backend_for
 from vpx.models import ContactSource, DecisionMaker
 from vpx.registries import evaluation
-from vpx.registries.matching import NAME_THRESHOLD
+from vpx.registries.matching import NAME_THRESHOLD, addresses_compatible, best_match
+from vpx.registries.resolution import candidates, keys_of, resolve_keys
 
 pytestmark = pytest.mark.asyncio
 
@@ -111,3 +116,51 @@ async def test_threshold_precision_and_recall_on_the_real_samples() -> None:
     assert chosen.precision >= 0.97 and chosen.recall >= 0.97, chosen
     naive = evaluation.phone_only_score(pairs)
     assert naive.precision < 0.6  # a shared phone alone merges distinct providers
+
+
+# Streets as registries and signals write them, all in one block (Houston, "Acme …"): with and
+# without house numbers, the number with a letter or as a range, in other scripts' and fullwidth
+# digits, only punctuation, a suite, a PO box.
+STREETS = [
+    None, "", "---", "12 Main St", "12A Main St", "120 Main St", "1 Main St", "12 Main Street Ste 4", "#12 Main",
+    "PO Box 12", "１２ Main St", "١٢ Main St", "(12) Main St", "Twelve Main St", "12 MAIN ST", "Ste 12 Main",
+    "12-14 Main St", "É12 Main", "12 Mаin St", "912 Main St", "12 Oak Ave",
+]  # fmt: skip
+NAMES = ["Acme Plumbing", "Acme Plumbing LLC", "ACME PLUMBIN", "Acme Heating", "The Acme Plumbing Co"]
+PHONES = [None, "+17135550101", "+17135550102"]
+
+
+def _business(index: int, street: str | None) -> dict[str, Any]:
+    # The first copy of the streets has no phone: only the block lookup can find its matches.
+    return contact_row(
+        {"business_name": NAMES[index % len(NAMES)], "street": street, "city": "Houston", "state": "TX",
+         "industry": "home-services", "phone": PHONES[index // len(STREETS) % len(PHONES)]},
+        origin="registry",
+        now=datetime(2026, 11, 24, tzinfo=UTC),
+    )  # fmt: skip
+
+
+async def test_block_candidates_are_every_contact_the_rules_may_match(app: FastAPI) -> None:
+    # The block lookup leaves out contacts at incompatible addresses: it must never leave out one at
+    # a compatible address, and the decisions must be those taken among the whole block.
+    catalogue = [_business(i, street) for i, street in enumerate(STREETS * 3)]
+    database = app.state.database
+    async with database.write_sessions() as session, session.begin():
+        ids = await add_contacts(
+            session, catalogue, search=backend_for(database.dialect), now=catalogue[0]["created_at"]
+        )
+    stored = {contact_id: keys_of(row) for contact_id, row in zip(ids, catalogue, strict=True)}
+    narrowed = 0
+    async with database.read_sessions() as session:
+        for record in [_business(i, street) for i, street in enumerate(STREETS * 2)]:
+            keys = keys_of(record)
+            block = [(i, k) for i, k in stored.items() if k.block == keys.block]
+            phone = [(i, k) for i, k in stored.items() if k.phone and k.phone == keys.phone]
+            found = await candidates(session, [keys])
+            assert {i for i, k in block if addresses_compatible(keys, k)} <= set(found), record["street"]
+            assert {i for i, _ in phone} <= set(found)
+            narrowed += len(found) < len(block)
+            [target] = await resolve_keys(session, [keys], threshold=NAME_THRESHOLD)
+            expected = best_match(keys, sorted(block + phone), threshold=NAME_THRESHOLD) or (None, None)
+            assert (target.contact_id, target.rule) == expected, record["street"]
+    assert narrowed > len(STREETS)

@@ -74,19 +74,20 @@ def name_similarity(a: str, b: str) -> float:
     return float(fuzz.token_sort_ratio(a, b))
 
 
-def _house_number(street: str) -> str:
-    head = street.split(" ", 1)[0]
+def house_number(street_key: str) -> str:
+    """The first word of a street key when it starts with a digit (``12a`` of ``12a main st``), else ""."""
+    head = street_key.split(" ", 1)[0]
     return head if head[:1].isdigit() else ""
 
 
 def addresses_compatible(a: MatchKeys, b: MatchKeys) -> bool:
+    """Either side has no street, or the street keys are equal, or they share the house number and
+    are close. (vpx.registries.resolution fetches candidates by this rule: keep the two together.)"""
     if not a.street_key or not b.street_key or a.street_key == b.street_key:
         return True
-    number = _house_number(a.street_key)
+    number = house_number(a.street_key)
     return (
-        bool(number)
-        and number == _house_number(b.street_key)
-        and fuzz.ratio(a.street_key, b.street_key) >= STREET_CLOSE
+        bool(number) and number == house_number(b.street_key) and fuzz.ratio(a.street_key, b.street_key) >= STREET_CLOSE
     )
 
 

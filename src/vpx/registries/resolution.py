@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.contacts.normalise import block_token, street_key
 from vpx.registries.bulk import SQLITE_CHUNK, sqlite_chunks
-from vpx.registries.matching import MatchKeys, best_match, match_name
+from vpx.registries.matching import MatchKeys, best_match, house_number, match_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +57,29 @@ def block_expression(*, sqlite: bool, table: str = "") -> str:
 
 COLUMNS = "c.id, c.name_key, c.state, c.city_key, c.street, c.phone"
 PHONE_AMONG = "c.phone = ANY(CAST(:phones AS text[]))"
+# A block's contacts that may be at a compatible address (matching.addresses_compatible) for a
+# record whose street key starts with the house number ``b.house``: those whose street key's first
+# word may be that number, or who may have no street key. The rule itself is applied afterwards; this
+# only leaves out contacts it is certain to refuse. For a street in ASCII, its key's words are its
+# own in lower case, so a key starting with the number has the number in the lower-cased street,
+# and a street without a letter or digit has no key; a street with any other character (accents,
+# other scripts' digits, fullwidth forms: folding may change them) is always fetched. A contact left
+# out can still be found by the phone rule: phones have their own lookup.
+NEAR_POSTGRES = (
+    "(b.house IS NULL OR c.street IS NULL OR strpos(lower(c.street), b.house) > 0 "
+    "OR c.street !~ '[A-Za-z0-9]' OR c.street ~ '[^ -~]')"
+)
+NEAR_SQLITE = (
+    "(b.house IS NULL OR c.street IS NULL OR instr(lower(c.street), b.house) > 0 "
+    "OR c.street NOT GLOB '*[A-Za-z0-9]*' OR c.street GLOB '*[^ -~]*')"
+)
+
+
+def _lookup(keys: MatchKeys) -> tuple[str, str, str, str | None]:
+    """A record's block, and the house number its candidates are narrowed to (None: the whole block,
+    for a record without a street, or whose street does not start with a number in ASCII digits)."""
+    number = house_number(keys.street_key) if keys.street_key else ""
+    return keys.state, keys.city_key, keys.block, number if number and number.isascii() else None
 
 
 @lru_cache(maxsize=1 << 16)
@@ -66,7 +89,10 @@ def _stored_keys(name_key: str, state: str, city_key: str, street: str | None, p
     return MatchKeys(match_name(name_key), state, city_key, street_key(street), phone, block_token(name_key))
 
 
-async def _candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int, MatchKeys]:
+async def candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int, MatchKeys]:
+    """Active contacts that the rules may find the same as one of these records, with their keys:
+    every contact with a record's phone, and every contact in a record's block at an address
+    compatible with the record's (and possibly a few more)."""
     found: dict[int, MatchKeys] = {}
 
     def take(rows: Any) -> None:
@@ -75,7 +101,13 @@ async def _candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int,
 
     postgres = session.get_bind().dialect.name == "postgresql"
     phones = sorted({k.phone for k in keys if k.phone})
-    blocks = sorted({_block(k) for k in keys if k.block})
+    # A block looked up once per house number in it (or whole, once, when any record needs it whole).
+    lookups = {_lookup(k) for k in keys if k.block}
+    whole = {lookup[:3] for lookup in lookups if lookup[3] is None}
+    blocks = sorted(
+        (lookup for lookup in lookups if lookup[3] is None or lookup[:3] not in whole),
+        key=lambda lookup: (lookup[0], lookup[1], lookup[2], lookup[3] or ""),
+    )
     if postgres:
         # Arrays, not IN lists: one parameter each, whatever the batch size.
         take(
@@ -88,12 +120,17 @@ async def _candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int,
             await session.execute(
                 text(
                     f"SELECT {COLUMNS} FROM unnest(CAST(:states AS text[]), CAST(:cities AS text[]), "
-                    "CAST(:tokens AS text[])) AS b(state, city_key, token) JOIN contacts c "
-                    "ON c.state = b.state AND c.city_key = b.city_key "
+                    "CAST(:tokens AS text[]), CAST(:houses AS text[])) AS b(state, city_key, token, house) "
+                    "JOIN contacts c ON c.state = b.state AND c.city_key = b.city_key "
                     f"AND {block_expression(sqlite=False, table='c.')} = b.token "
-                    "WHERE c.status = 'active'"
+                    f"WHERE c.status = 'active' AND {NEAR_POSTGRES}"
                 ),
-                {"states": [b[0] for b in blocks], "cities": [b[1] for b in blocks], "tokens": [b[2] for b in blocks]},
+                {
+                    "states": [b[0] for b in blocks],
+                    "cities": [b[1] for b in blocks],
+                    "tokens": [b[2] for b in blocks],
+                    "houses": [b[3] for b in blocks],
+                },
             )
         )
         return found
@@ -112,13 +149,13 @@ async def _candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int,
     # for 1,000 blocks in a 100,000-contact catalogue).
     expression = block_expression(sqlite=True, table="c.")
     for block_chunk in sqlite_chunks(blocks, SQLITE_CHUNK // 4):
-        rows_sql = ", ".join("(?, ?, ?)" for _ in block_chunk)
+        rows_sql = ", ".join("(?, ?, ?, ?)" for _ in block_chunk)
         take(
             await connection.exec_driver_sql(
-                f"WITH b(state, city_key, token) AS (VALUES {rows_sql}) SELECT {COLUMNS} FROM b "
+                f"WITH b(state, city_key, token, house) AS (VALUES {rows_sql}) SELECT {COLUMNS} FROM b "
                 "JOIN contacts c INDEXED BY ix_contacts_block "
                 f"ON c.state = b.state AND c.city_key = b.city_key AND {expression} = b.token "
-                "WHERE c.status = 'active'",
+                f"WHERE c.status = 'active' AND {NEAR_SQLITE}",
                 tuple(value for block in block_chunk for value in block),
             )
         )
@@ -151,7 +188,7 @@ async def resolve(
 async def resolve_keys(session: AsyncSession, keys: list[MatchKeys | None], *, threshold: float) -> list[Target]:
     """``resolve`` for records given by their matching keys; None for a person (a contact of its own)."""
     businesses = [k for k in keys if k is not None]
-    found = await _candidates(session, businesses) if businesses else {}
+    found = await candidates(session, businesses) if businesses else {}
     by_phone: dict[str, list[int]] = defaultdict(list)
     by_block: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for contact_id, other in found.items():
