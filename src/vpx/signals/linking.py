@@ -9,16 +9,14 @@ the businesses, one insert of the new contacts.
 from __future__ import annotations
 
 import hashlib
-import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-import phonenumbers
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.contacts.catalogue import add_contacts, contact_row
-from vpx.contacts.normalise import phone_e164, postal_code, website_key
+from vpx.contacts.normalise import fast_phone_e164, postal_code, website_key
 from vpx.contacts.search import backend_for
 from vpx.geography import normalise_state
 from vpx.ids import new_id
@@ -29,34 +27,6 @@ from vpx.signals import classification
 
 if TYPE_CHECKING:
     from vpx.signals.pipeline import IngestReport, Prepared
-
-_US_METADATA = phonenumbers.PhoneMetadata.metadata_for_region("US")
-assert _US_METADATA is not None and _US_METADATA.fixed_line is not None
-# A US number's ten digits (fixed line and mobile share the pattern in phonenumbers' metadata).
-_US_NUMBER = re.compile(str(_US_METADATA.fixed_line.national_number_pattern))
-_SEPARATORS = str.maketrans("", "", " -().")
-
-
-def business_phone(raw: str | None) -> str | None:
-    """``phone_e164`` with a shortcut for a US number written with the usual separators ("(303)
-    555-0100", "+1 303 555 0100", "1-303-555-0100"): its ten digits checked against phonenumbers' own
-    US pattern, which is what ``is_valid_number`` decides for them. Validation costs ~75 µs a number
-    and the business phones of a batch are mostly distinct, so the cache behind ``phone_e164`` rarely
-    helps. Anything else (other countries, extensions, letters) goes through phonenumbers."""
-    if raw is None:
-        return None
-    text = raw.strip()
-    international = text.startswith("+")
-    digits = (text[1:] if international else text).translate(_SEPARATORS)
-    if digits.isascii() and digits.isdigit():
-        # "+1…" is the country code; a bare leading 1 is the US trunk prefix phonenumbers strips.
-        if len(digits) == 11 and digits[0] == "1":
-            digits = digits[1:]
-        elif international:
-            digits = ""
-        if len(digits) == 10 and _US_NUMBER.fullmatch(digits):
-            return "+1" + digits
-    return phone_e164(raw)
 
 
 async def link_contacts(
@@ -105,7 +75,7 @@ def _business_row(item: Prepared, now: datetime) -> dict[str, Any]:
             "city": business.city,
             "state": normalise_state(business.state),
             "industry": item.event.industry,
-            "phone": business_phone(business.phone),
+            "phone": fast_phone_e164(business.phone),
             "website": website_key(business.website),
             "street": " ".join(business.address.split()) if business.address else None,
             "postal_code": postal_code(business.postal_code),
@@ -152,4 +122,4 @@ def _source_record(item: Prepared) -> str:
     return record if len(record) <= 64 else "sha256:" + hashlib.sha256(record.encode()).hexdigest()[:56]
 
 
-__all__ = ["business_phone", "link_contacts"]
+__all__ = ["link_contacts"]
