@@ -297,11 +297,16 @@ async def _consume(
     size: int,
     progress: ProgressCallback | None,
 ) -> bool:
-    """Writes the reader's batches as they come; returns whether the file was cut off."""
+    """Writes the reader's batches as they come; returns whether the file was cut off. The next
+    message is taken off the queue (unpickled, for a reader process) while a batch is written: the
+    writer waits on the database for most of a batch, and the unpickling then fills that wait."""
+    upcoming = asyncio.ensure_future(asyncio.to_thread(worker.get))
     try:
         while True:
-            message = await asyncio.to_thread(worker.get)
+            message = await upcoming
             kind = message[0]
+            if kind in ("start", "batch"):
+                upcoming = asyncio.ensure_future(asyncio.to_thread(worker.get))
             if kind == "start":
                 summary.encoding = message[1]
             elif kind == "batch":
@@ -319,6 +324,10 @@ async def _consume(
                 raise ImportFailed(message[2], code=message[1])
     finally:
         await asyncio.to_thread(worker.close)
+        # A get still waiting returns within its half-second poll once the reader has stopped.
+        await asyncio.wait([upcoming])
+        if not upcoming.cancelled():
+            upcoming.exception()  # retrieved: a failure after the import ended says nothing new
 
 
 async def _load_in_bulk(
