@@ -67,6 +67,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         await app.state.signal_broker.stop()
         if worker is not None:
             await worker.stop(grace_seconds=settings.webhook_timeout_seconds + 2)
+        await app.state.rate_limits.close()
         await database.dispose()
 
     app = FastAPI(

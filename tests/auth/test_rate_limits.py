@@ -14,7 +14,7 @@ from tests.conftest import asgi_client, test_settings
 from tests.factories import Factory
 from vpx.app import create_app
 from vpx.auth.keys import KeyType, generate_key
-from vpx.auth.ratelimit import MemoryWindows, RedisWindows, Windows
+from vpx.auth.ratelimit import MemoryWindows, RateLimits, RedisWindows, Windows
 from vpx.clock import FixedClock
 
 REDIS_URL = "redis://127.0.0.1:6379/0"
@@ -134,3 +134,22 @@ async def test_both_stores_count_windows_alike(store: str) -> None:
     assert short.count == 1 and short.reset_in <= 1
     await asyncio.sleep(1.1)
     assert (await windows.hit(prefix + "short", 1)).count == 1  # a new window
+
+
+async def test_the_redis_store_closes_its_connections_at_shutdown(database_url: str) -> None:
+    try:
+        probe = aioredis.from_url(REDIS_URL)
+        await probe.ping()
+    except Exception as exc:
+        pytest.skip(f"Redis not reachable at {REDIS_URL}: {exc}")
+    name = f"vpx-test-{uuid.uuid4().hex[:12]}"
+    limits = RateLimits(test_settings(database_url, redis_url=f"{REDIS_URL}?client_name={name}"))
+
+    async def connected() -> int:
+        return sum(1 for client in await probe.client_list() if client.get("name") == name)
+
+    await limits.windows.hit("key_closing", 60)
+    assert await connected() == 1
+    await limits.close()
+    assert await connected() == 0
+    await probe.aclose()

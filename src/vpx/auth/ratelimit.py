@@ -45,6 +45,10 @@ class Windows(Protocol):
 
     async def look(self, key: str) -> Count: ...
 
+    async def close(self) -> None:
+        """Releases the store's connections (at shutdown)."""
+        ...
+
 
 class MemoryWindows:
     """One process's counters."""
@@ -77,6 +81,9 @@ class MemoryWindows:
         now = time.time()
         counter = self._current(key, now)
         return Count(0, 0.0) if counter is None else Count(int(counter[0]), counter[1] - now)
+
+    async def close(self) -> None:
+        self.counters.clear()
 
     def _sweep(self, now: float) -> None:
         # Expired counters of keys never seen again would otherwise stay: drop them now and then.
@@ -127,6 +134,9 @@ class RedisWindows:
         count, ttl_ms = await self._look(keys=[self.PREFIX + key])
         return Count(int(count), max(0, int(ttl_ms)) / 1000)
 
+    async def close(self) -> None:
+        await self.client.aclose()
+
 
 class RateLimits:
     """Fixed windows per key (policy "default") and per client address for failed keys ("auth")."""
@@ -138,6 +148,10 @@ class RateLimits:
         # Addresses this process saw use up their failed attempts, and when that ends (epoch seconds):
         # their next requests are refused without a key lookup or a call to the store.
         self.exhausted: dict[str, float] = {}
+
+    async def close(self) -> None:
+        """Closes the store's connections: the server's shutdown calls it."""
+        await self.windows.close()
 
     def known_exhausted(self, address: str) -> Verdict | None:
         until = self.exhausted.get(address)
