@@ -76,10 +76,11 @@ def make(path: Path, rows: int, seed: int = 3) -> None:
             previous = row
 
 
-def read_only(path: Path, *, pickled: bool = False) -> dict[str, float]:
+def read_only(path: Path, *, pickled: bool = False, dialect: str = "sqlite") -> dict[str, float]:
     """The reader stage as the import's reader process runs it (vpx.registries.importer.read_batches,
     its garbage-collector setting, batches of 5,000), the batches dropped instead of queued;
-    ``pickled``: also pickled, as the queue to the writer does."""
+    ``pickled``: also pickled, as the queue to the writer does; ``dialect``: the database the reader
+    prepares for (for PostgreSQL it also makes the contacts' search vectors)."""
     import pickle
 
     from vpx.registries.importer import collect_now, quiet_collector, read_batches
@@ -100,6 +101,7 @@ def read_only(path: Path, *, pickled: bool = False) -> dict[str, float]:
     opened.close()
     ctx.lookups = {"taxonomy": taxonomy}
     ctx.now = datetime.now(UTC)
+    ctx.dialect = dialect
     quiet_collector()
     count = 0
     failed: list[object] = []
@@ -193,6 +195,8 @@ def main() -> None:
     elif args.step == "read":
         print(json.dumps({"step": "read and normalise", **read_only(args.path)}))
         print(json.dumps({"step": "read, normalise and pickle", **read_only(args.path, pickled=True)}))
+        with_vectors = read_only(args.path, pickled=True, dialect="postgresql")
+        print(json.dumps({"step": "the same, with PostgreSQL's search vectors", **with_vectors}))
     elif args.step == "load":
         print(json.dumps({"step": f"import into {args.database}", **load(args.path, args.database, args.mode)}))
     else:

@@ -109,10 +109,16 @@ def _sqlite_date(value: Any) -> date | None:
 
 
 async def write_contact_batch(
-    session: AsyncSession, records: list[Ready], ctx: BatchContext, *, terms: set[str] | None = None
+    session: AsyncSession,
+    records: list[Ready],
+    ctx: BatchContext,
+    *,
+    terms: set[str] | None = None,
+    vectors: dict[str, bytes | None] | None = None,
 ) -> None:
     """Applies one batch of records; counts land in ``ctx.summary``. ``terms``: the batch's search
-    words when the reader computed them."""
+    words when the reader computed them; ``vectors``: on PostgreSQL, its contacts' search vectors by
+    record id (vpx.contacts.search.vector)."""
     summary = ctx.summary
     by_id: dict[str, Ready] = {}
     for record in records:
@@ -141,7 +147,7 @@ async def write_contact_batch(
 
     touched_people: list[tuple[int, Ready]] = []
     await _refresh_statistics(session, ctx)
-    new_rows = await _add_new(session, new, ctx, touched_people)
+    new_rows = await _add_new(session, new, ctx, touched_people, vectors)
     if written is not None:
         for record in new:
             written.add(record.record_id)
@@ -182,7 +188,11 @@ def _params(row: Row, contact_id: int, names: tuple[str, ...]) -> dict[str, Any]
 
 
 async def _add_new(
-    session: AsyncSession, new: list[Ready], ctx: BatchContext, touched_people: list[tuple[int, Ready]]
+    session: AsyncSession,
+    new: list[Ready],
+    ctx: BatchContext,
+    touched_people: list[tuple[int, Ready]],
+    vectors: dict[str, bytes | None] | None = None,
 ) -> list[Row]:
     if not new:
         return []
@@ -192,13 +202,26 @@ async def _add_new(
     )
     # Records merged into a contact created earlier in this batch fill that contact's gaps before it is written.
     creating = [index for index, target in enumerate(targets) if target.pending is None and target.contact_id is None]
+    filled: set[int] = set()
     for index, target in enumerate(targets):
         if target.pending is not None:
-            rows[target.pending] = _filled(rows[target.pending], rows[index])
+            row = _filled(rows[target.pending], rows[index])
+            if row is not rows[target.pending]:
+                rows[target.pending] = row
+                filled.add(target.pending)
     allocated = await bulk.allocate_ids(session, CONTACTS, len(creating), table_locked=ctx.table_locked)
     ids = dict(zip(creating, allocated, strict=True))
     created_rows = [rows[index] for index in creating]
-    if created_rows:
+    if created_rows and vectors is not None:
+        # A contact whose gaps another record filled has a vector of other fields: the server makes it.
+        made = [None if i in filled else vectors.get(new[i].record_id) for i in creating]
+        await bulk.insert_rows(
+            session,
+            CONTACTS,
+            ("id", *CONTACT_COLUMNS, "search_vector"),
+            [(ids[i], *rows[i], vector) for i, vector in zip(creating, made, strict=True)],
+        )
+    elif created_rows:
         await bulk.insert_rows(session, CONTACTS, ("id", *CONTACT_COLUMNS), [(ids[i], *rows[i]) for i in creating])
 
     merges_into_existing: list[dict[str, Any]] = []
