@@ -213,8 +213,8 @@ class ImportSummary:
         }
 
 
-_VECTOR_AT = tuple(
-    COLUMN[name] for name in ("business_name", "specialty", "license_type", "industry", "city", "state", "city_key")
+_VECTOR_FIELDS = itemgetter(
+    *(COLUMN[name] for name in ("business_name", "specialty", "license_type", "industry", "city", "state", "city_key"))
 )
 
 
@@ -222,7 +222,5 @@ def search_vectors(records: list[Ready]) -> dict[str, bytes | None]:
     """PostgreSQL search vectors of the records' contacts, by record id (None: the server makes it;
     a record listed twice in a batch has its last listing's, as the writer keeps its last listing)."""
     return {
-        record.record_id: contact_vector(*[record.row[i] for i in _VECTOR_AT])
-        for record in records
-        if record.row is not None
+        record.record_id: contact_vector(*_VECTOR_FIELDS(record.row)) for record in records if record.row is not None
     }

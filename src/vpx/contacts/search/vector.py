@@ -20,14 +20,43 @@ from __future__ import annotations
 
 import re
 import struct
+from functools import lru_cache
 
 _WORDS = re.compile(r"[^a-z0-9]+")
 # PostgreSQL's parser reads a number in scientific notation as one token: "6e3bx" is "6e3" and "bx".
 _EXPONENT = re.compile(r"[0-9]e[0-9]")
-_WEIGHTS = (3 << 14, 2 << 14, 1 << 14, 0)  # A, B, C, D in a WordEntryPos
+_A, _B, _C, _D = 3 << 14, 2 << 14, 1 << 14, 0  # weights in a WordEntryPos
 _MAX_POSITION = (1 << 14) - 1
 _COUNT = struct.Struct("!i")
-_SHORT = struct.Struct("!H")
+_ENTRIES = [struct.Struct(f"!{count + 1}H") for count in range(16)]  # npos, then the positions
+
+
+def _words(text: str) -> tuple[str, ...] | None:
+    """The words the definition cuts ASCII text into; None when the server must do it."""
+    if not text.isascii():
+        return None
+    folded = _WORDS.sub(" ", text.lower())
+    if _EXPONENT.search(folded):
+        return None
+    return tuple(folded.split())
+
+
+@lru_cache(maxsize=1 << 14)
+def _rest(
+    specialty: str | None, license_type: str | None, industry: str, city: str, state: str, city_key: str
+) -> tuple[tuple[tuple[str, ...], ...], bytes, int] | None:
+    """What a contact's vector takes from its other fields than the name, which repeat from contact
+    to contact: the B, C and D words, and the filter lexemes already encoded."""
+    parts = [_words(specialty or ""), _words(license_type or ""), _words(f"{industry} {city}")]
+    if not (state.isascii() and city_key.isascii()):
+        return None
+    words = tuple(part for part in parts if part is not None)
+    if len(words) < 3:
+        return None
+    # Lexemes of their own (no query word can spell "§"), without positions: after every ASCII word.
+    filters = sorted({"§st" + state.lower(), "§in" + industry.replace("-", ""), "§ct" + city_key.replace(" ", "")})
+    # Each: the lexeme, its terminating NUL, and a count of no positions.
+    return words, b"".join(name.encode() + b"\0" + _ENTRIES[0].pack(0) for name in filters), len(filters)
 
 
 def contact_vector(
@@ -42,33 +71,29 @@ def contact_vector(
     """The contact's vector in PostgreSQL's binary form (tsvector_recv), or None when the server
     must compute it (a character outside ASCII, or what the parser may read as a number in
     scientific notation)."""
-    parts = (business_name, specialty or "", license_type or "", f"{industry} {city}")
-    if not (all(part.isascii() for part in parts) and state.isascii() and city_key.isascii()):
+    rest = _rest(specialty, license_type, industry, city, state, city_key)
+    name = _words(business_name)
+    if rest is None or name is None:
         return None
-    folded = [_WORDS.sub(" ", part.lower()) for part in parts]
-    if any(_EXPONENT.search(text) for text in folded):
-        return None
-    positions: dict[bytes, list[int]] = {}
-    offset = 0
-    for text, weight in zip(folded, _WEIGHTS, strict=True):
-        words = text.split()
-        for number, word in enumerate(words, start=offset + 1):
-            positions.setdefault(word.encode(), []).append(weight | min(number, _MAX_POSITION))
-        offset += len(words)
-    filters = (
-        "§st" + state.lower(),
-        "§in" + industry.replace("-", ""),
-        "§ct" + city_key.replace(" ", ""),
-    )
-    for name in filters:
-        positions.setdefault(name.encode(), [])
-    out = [_COUNT.pack(len(positions))]
-    for lexeme in sorted(positions):
-        entry = positions[lexeme]
-        out.append(lexeme)
-        out.append(b"\0")
-        out.append(_SHORT.pack(len(entry)))
-        out.extend(_SHORT.pack(position) for position in entry)
+    words, filters, filter_count = rest
+    positions: dict[str, list[int]] = {}
+    number = 0
+    for weight, part in ((_A, name), (_B, words[0]), (_C, words[1]), (_D, words[2])):
+        for word in part:
+            number += 1
+            entry = positions.get(word)
+            position = weight | (number if number < _MAX_POSITION else _MAX_POSITION)
+            if entry is None:
+                positions[word] = [position]
+            else:
+                entry.append(position)
+    out = [_COUNT.pack(len(positions) + filter_count)]
+    for word in sorted(positions):  # ASCII: the order of their bytes, PostgreSQL's order
+        entry = positions[word]
+        count = len(entry)
+        packer = _ENTRIES[count] if count < len(_ENTRIES) else struct.Struct(f"!{count + 1}H")
+        out.append(word.encode() + b"\0" + packer.pack(count, *entry))
+    out.append(filters)
     return b"".join(out)
 
 
