@@ -124,3 +124,9 @@ async def test_vectors_made_by_the_client_equal_the_definition(app: FastAPI, dat
         columns = ("id", *CONTACT_COLUMNS, "search_vector")
         await bulk.insert_rows(session, CONTACTS, columns, [(*row, v) for row, v in zip(rows, made, strict=True)])
     assert await _differing(app) == (0, len(rows))
+
+
+async def test_a_contact_of_very_many_words_is_left_to_the_server() -> None:
+    # Past 256 positions a lexeme's are cut by the server; such a contact's vector is its to make.
+    assert contact_vector("a " * 150, "a " * 100, "a " * 10, "healthcare", "X", "CA", "x") is None
+    assert contact_vector("a " * 100, None, None, "healthcare", "X", "CA", "x") is not None

@@ -26,7 +26,9 @@ _WORDS = re.compile(r"[^a-z0-9]+")
 # PostgreSQL's parser reads a number in scientific notation as one token: "6e3bx" is "6e3" and "bx".
 _EXPONENT = re.compile(r"[0-9]e[0-9]")
 _A, _B, _C, _D = 3 << 14, 2 << 14, 1 << 14, 0  # weights in a WordEntryPos
-_MAX_POSITION = (1 << 14) - 1
+# A lexeme has at most 256 positions in a tsvector (the server drops the rest); a contact with
+# that many words is left to the server rather than copied here.
+_MOST_WORDS = 255
 _COUNT = struct.Struct("!i")
 _ENTRIES = [struct.Struct(f"!{count + 1}H") for count in range(16)]  # npos, then the positions
 
@@ -82,11 +84,13 @@ def contact_vector(
         for word in part:
             number += 1
             entry = positions.get(word)
-            position = weight | (number if number < _MAX_POSITION else _MAX_POSITION)
+            position = weight | number
             if entry is None:
                 positions[word] = [position]
             else:
                 entry.append(position)
+    if number > _MOST_WORDS:
+        return None
     out = [_COUNT.pack(len(positions) + filter_count)]
     for word in sorted(positions):  # ASCII: the order of their bytes, PostgreSQL's order
         entry = positions[word]
