@@ -20,6 +20,16 @@ from vpx.clock import FixedClock
 REDIS_URL = "redis://127.0.0.1:6379/0"
 
 
+async def _require_redis() -> None:
+    """Skips the test, saying why, where no Redis answers at REDIS_URL."""
+    try:
+        probe = aioredis.from_url(REDIS_URL)
+        await probe.ping()
+        await probe.aclose()
+    except Exception as exc:
+        pytest.skip(f"Redis not reachable at {REDIS_URL}: {exc}")
+
+
 async def test_every_response_carries_the_rate_limit_headers(database_url: str, clock: FixedClock) -> None:
     app = create_app(test_settings(database_url, rate_limit="5/minute"), clock=clock)
     factory = Factory(app, clock)
@@ -57,12 +67,7 @@ async def test_failed_keys_are_limited_per_address(database_url: str, clock: Fix
 
 
 async def test_budget_is_shared_across_processes_through_redis(database_url: str, clock: FixedClock) -> None:
-    try:
-        probe = aioredis.from_url(REDIS_URL)
-        await probe.ping()
-        await probe.aclose()
-    except Exception as exc:
-        pytest.skip(f"Redis not reachable at {REDIS_URL}: {exc}")
+    await _require_redis()
     settings = test_settings(database_url, rate_limit="4/minute", redis_url=REDIS_URL)
     one, two = create_app(settings, clock=clock), create_app(settings, clock=clock)
     from tests.conftest import wipe
@@ -110,12 +115,7 @@ async def test_an_address_out_of_failed_attempts_gets_429_even_with_a_good_key(
 async def test_both_stores_count_windows_alike(store: str) -> None:
     """The in-process and the Redis counters: hits, a guard that stops counting, looks, resets."""
     if store == "redis":
-        try:
-            probe = aioredis.from_url(REDIS_URL)
-            await probe.ping()
-            await probe.aclose()
-        except Exception as exc:
-            pytest.skip(f"Redis not reachable at {REDIS_URL}: {exc}")
+        await _require_redis()
         windows: Windows = RedisWindows(REDIS_URL)
     else:
         windows = MemoryWindows()
@@ -137,11 +137,8 @@ async def test_both_stores_count_windows_alike(store: str) -> None:
 
 
 async def test_the_redis_store_closes_its_connections_at_shutdown(database_url: str) -> None:
-    try:
-        probe = aioredis.from_url(REDIS_URL)
-        await probe.ping()
-    except Exception as exc:
-        pytest.skip(f"Redis not reachable at {REDIS_URL}: {exc}")
+    await _require_redis()
+    probe = aioredis.from_url(REDIS_URL)
     name = f"vpx-test-{uuid.uuid4().hex[:12]}"
     limits = RateLimits(test_settings(database_url, redis_url=f"{REDIS_URL}?client_name={name}"))
 

@@ -18,17 +18,25 @@ from tests.registries.formats import write_nppes, write_nucc
 NAMES = ["BLUE WAVE DENTAL, INC.", "6E3BX DENTAL GROUP", "SMITH-JONES DDS PC", "A.B.C. SMILES", "CLÍNICA DENTAL SOL"]
 
 
+def _dentists(npi_prefix: str, *, phones: bool) -> list[dict[str, str]]:
+    """Dental organisations in San Diego, one a name, in the NPPES layout's fields."""
+    rows = []
+    for i, name in enumerate(NAMES):
+        row = {"npi": f"{npi_prefix}{i:05d}", "entity": "2", "org": name, "street": f"{i} HARBOR BLVD",
+               "city": "SAN DIEGO", "state": "CA", "zip": "92101", "country": "US", "taxonomy1": "1223G0001X",
+               "switch1": "Y"}  # fmt: skip
+        if phones:
+            row["phone"] = f"61955{i:05d}"
+        rows.append(row)
+    return rows
+
+
 async def test_a_registry_import_stores_the_definitions_vectors(
     app: FastAPI, database_url: str, run_import: Importer, tmp_path: Path
 ) -> None:
     _postgres_only(database_url)
     await run_import("nucc", write_nucc(tmp_path / "nucc.csv"))
-    rows = [
-        {"npi": f"15550{i:05d}", "entity": "2", "org": name, "street": f"{i} HARBOR BLVD", "city": "SAN DIEGO",
-         "state": "CA", "zip": "92101", "country": "US", "phone": f"61955{i:05d}", "taxonomy1": "1223G0001X",
-         "switch1": "Y"}
-        for i, name in enumerate(NAMES)
-    ]  # fmt: skip
+    rows = _dentists("15550", phones=True)
     for mode in ("bulk", "batches"):
         summary = await run_import("nppes", write_nppes(tmp_path / "npi.csv", rows, encoding="utf-8"), mode=mode)
         assert summary.created + summary.unchanged == len(rows)
@@ -42,11 +50,7 @@ async def test_the_reader_makes_the_vectors_of_plain_ascii_contacts(
     # the definition's; the two left to the server have none.
     _postgres_only(database_url)
     await run_import("nucc", write_nucc(tmp_path / "nucc.csv"))
-    rows = [
-        {"npi": f"15560{i:05d}", "entity": "2", "org": name, "street": f"{i} HARBOR BLVD", "city": "SAN DIEGO",
-         "state": "CA", "zip": "92101", "country": "US", "taxonomy1": "1223G0001X", "switch1": "Y"}
-        for i, name in enumerate(NAMES)
-    ]  # fmt: skip
+    rows = _dentists("15560", phones=False)
     database = app.state.database
     async with database.write_sessions() as session, session.begin():
         await session.execute(text("ALTER TABLE contacts DISABLE TRIGGER contacts_search_vector"))

@@ -17,6 +17,7 @@ whole transaction is a handful of statements.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_DOWN, Decimal
 from typing import Any, cast
@@ -237,6 +238,14 @@ async def _suppression_of(connection: AsyncConnection, row: Any) -> Any:
     return (await connection.execute(select(_suppressions.c.id, _suppressions.c.reason).where(condition))).one_or_none()
 
 
+@dataclass(frozen=True)
+class RevealOutcome:
+    contact: RevealedContact
+    charged: Decimal
+    remaining: Decimal
+    already_revealed: bool
+
+
 async def reveal_one(
     session: AsyncSession,
     *,
@@ -248,8 +257,8 @@ async def reveal_one(
     settings: Settings,
     ledger_description: str | None = None,
     standalone: Database | None = None,
-) -> tuple[RevealedContact, Decimal, Decimal, bool]:
-    """Reveals a contact: (record, charged, remaining balance, already revealed). Suppressed (451),
+) -> RevealOutcome:
+    """Reveals a contact. Suppressed (451),
     unknown (404) or unaffordable (402) reveals charge nothing.
 
     ``standalone``: the caller writes nothing else in ``session``'s transaction, so the reads run
@@ -315,12 +324,8 @@ async def reveal_one(
             if charged is not None:
                 remaining = charged.free_credits + charged.paid_credits
                 metrics.observe_reveal("revealed", price)
-                return (
-                    revealed_record(row, sources, revealed_at=now, charged=price, remaining=remaining),
-                    price,
-                    remaining,
-                    False,
-                )
+                record = revealed_record(row, sources, revealed_at=now, charged=price, remaining=remaining)
+                return RevealOutcome(record, price, remaining, already_revealed=False)
         if revealed_at is None:
             revealed = await _charge_in_transaction(session, row, sources, charge, publisher, settings)
             if revealed is not None:
@@ -335,7 +340,7 @@ async def reveal_one(
         ).total
     metrics.observe_reveal("already_revealed", Decimal(0))
     record = revealed_record(row, sources, revealed_at=revealed_at, charged=Decimal(0), remaining=remaining)
-    return record, Decimal(0), remaining, True
+    return RevealOutcome(record, Decimal(0), remaining, already_revealed=True)
 
 
 async def settle(
@@ -400,7 +405,7 @@ async def _charge_in_transaction(
     charge: dict[str, Any],
     publisher: str | None,
     settings: Settings,
-) -> tuple[RevealedContact, Decimal, Decimal, bool] | None:
+) -> RevealOutcome | None:
     """A new reveal in ``session``'s transaction: the reveal row, the debit and its ledger entry, the
     publisher's share, the outbox rows. None when a concurrent twin revealed it first (D10)."""
     account_id, price, now, public_id = charge["account_id"], charge["price"], charge["now"], charge["reference"]
@@ -435,4 +440,4 @@ async def _charge_in_transaction(
         now=now,
         settings=settings,
     )
-    return record, price, balance.total, False
+    return RevealOutcome(record, price, balance.total, already_revealed=False)

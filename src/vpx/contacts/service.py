@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
@@ -15,6 +14,7 @@ from vpx.config import Settings
 from vpx.contacts import reveal
 
 # Re-exported: batch reveals, auto-buy and signals price and lock through this module.
+from vpx.contacts.reveal import RevealOutcome as RevealOutcome
 from vpx.contacts.reveal import lock_accounts as lock_accounts
 from vpx.contacts.reveal import reveal_price as reveal_price
 from vpx.contacts.reveal import revenue_share as revenue_share
@@ -121,14 +121,6 @@ async def find_reveal(session: AsyncSession, *, account_id: str, contact_id: int
     return await session.scalar(select(Reveal).where(Reveal.account_id == account_id, Reveal.contact_id == contact_id))
 
 
-@dataclass(frozen=True)
-class RevealOutcome:
-    contact: RevealedContact
-    charged: Decimal
-    remaining: Decimal
-    already_revealed: bool
-
-
 async def _contact_of(session: AsyncSession, contact_id: str, prefetch: RevealPrefetch | None) -> Contact:
     if prefetch is None:
         return await load_contact(session, contact_id)
@@ -167,7 +159,7 @@ async def reveal_contact(
     default description (auto-buy names its rule there). ``standalone``: see ``reveal.reveal_one``.
     """
     if prefetch is None and not accounts_locked:
-        record, charged, remaining, repeat = await reveal.reveal_one(
+        return await reveal.reveal_one(
             session,
             account_id=account_id,
             contact_id=contact_id,
@@ -178,7 +170,6 @@ async def reveal_contact(
             ledger_description=ledger_description,
             standalone=standalone,
         )
-        return RevealOutcome(contact=record, charged=charged, remaining=remaining, already_revealed=repeat)
     contact = await _contact_of(session, contact_id, prefetch)
     if prefetch is not None:
         hit = prefetch.suppressions.get(contact.id)

@@ -212,17 +212,15 @@ async def _add_new(
     allocated = await bulk.allocate_ids(session, CONTACTS, len(creating), table_locked=ctx.table_locked)
     ids = dict(zip(creating, allocated, strict=True))
     created_rows = [rows[index] for index in creating]
-    if created_rows and vectors is not None:
-        # A contact whose gaps another record filled has a vector of other fields: the server makes it.
-        made = [None if i in filled else vectors.get(new[i].record_id) for i in creating]
-        await bulk.insert_rows(
-            session,
-            CONTACTS,
-            ("id", *CONTACT_COLUMNS, "search_vector"),
-            [(ids[i], *rows[i], vector) for i, vector in zip(creating, made, strict=True)],
-        )
-    elif created_rows:
-        await bulk.insert_rows(session, CONTACTS, ("id", *CONTACT_COLUMNS), [(ids[i], *rows[i]) for i in creating])
+    if created_rows:
+        columns: tuple[str, ...] = ("id", *CONTACT_COLUMNS)
+        if vectors is None:
+            values = [(ids[i], *rows[i]) for i in creating]
+        else:
+            # A contact whose gaps another record filled has a vector of other fields: the server makes it.
+            columns = (*columns, "search_vector")
+            values = [(ids[i], *rows[i], None if i in filled else vectors.get(new[i].record_id)) for i in creating]
+        await bulk.insert_rows(session, CONTACTS, columns, values)
 
     merges_into_existing: list[dict[str, Any]] = []
     sources: list[tuple[Any, ...]] = []
