@@ -4,6 +4,8 @@ precision and recall on the labelled pairs built from the real samples."""
 
 from __future__ import annotations
 
+import random
+import string
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -17,11 +19,19 @@ from tests.registries.conftest import Importer, catalogue_counts
 from tests.registries.formats import write_cslb, write_nppes, write_nucc
 from tests.registries.test_nppes import _contact
 from vpx.contacts.catalogue import add_contacts, contact_row
+from vpx.contacts.normalise import street_key
 from vpx.contacts.search import backend_for
 from vpx.models import ContactSource, DecisionMaker
 from vpx.registries import evaluation
-from vpx.registries.matching import NAME_THRESHOLD, addresses_compatible, best_match
-from vpx.registries.resolution import candidates, keys_of, resolve_keys
+from vpx.registries.matching import NAME_THRESHOLD, addresses_compatible, best_match, house_number
+from vpx.registries.resolution import (
+    NO_HOUSE,
+    WHOLE_STREET,
+    candidates,
+    house_expression,
+    keys_of,
+    resolve_keys,
+)
 
 pytestmark = pytest.mark.asyncio
 
@@ -124,7 +134,8 @@ async def test_threshold_precision_and_recall_on_the_real_samples() -> None:
 STREETS = [
     None, "", "---", "12 Main St", "12A Main St", "120 Main St", "1 Main St", "12 Main Street Ste 4", "#12 Main",
     "PO Box 12", "１２ Main St", "١٢ Main St", "(12) Main St", "Twelve Main St", "12 MAIN ST", "Ste 12 Main",
-    "12-14 Main St", "É12 Main", "12 Mаin St", "912 Main St", "12 Oak Ave",
+    "12-14 Main St", "É12 Main", "12 Mаin St", "912 Main St", "12 Oak Ave", " 12 Main St", "12_Main St",
+    "12#B Main St", "\t12 Main St", "12, Main St", "'12' Main St", "12a", "No. 12 Main St",
 ]  # fmt: skip
 NAMES = ["Acme Plumbing", "Acme Plumbing LLC", "ACME PLUMBIN", "Acme Heating", "The Acme Plumbing Co"]
 PHONES = [None, "+17135550101", "+17135550102"]
@@ -201,3 +212,64 @@ async def test_a_batch_of_block_lookups_on_an_analysed_catalogue_finds_every_can
     assert len(records) > 500 and len(expected) > 500
     assert expected <= set(found), f"{len(expected - set(found))} of {len(expected)} candidates missing"
     assert not {i for i, _, status in stored if status != "active"} & set(found)
+
+
+def _generated_streets(count: int) -> list[str]:
+    # Streets made of what house numbers meet: digits, letters, "#", every other printable ASCII
+    # character, unit words, and now and then a character folding changes.
+    rng = random.Random(11)
+    pieces = [*"0123456789", *"0123456789", "12", "a", "B", "x", " ", " ", "#", "-", ".", ",", "_", "'", "/",
+              *string.punctuation, "ste ", "Suite ", "apt", "PO Box ", "N ", "Main", "é", "１", "\t"]  # fmt: skip
+    return ["".join(rng.choice(pieces) for _ in range(rng.randint(0, 6))) for _ in range(count)] + STREETS[2:]  # type: ignore[operator]
+
+
+async def test_the_house_number_in_sql_is_the_one_matching_reads(app: FastAPI) -> None:
+    # ix_contacts_block ends with house_expression: a contact whose number the SQL read otherwise
+    # than matching.house_number(street_key(street)) would be missed by its block's lookups.
+    streets = _generated_streets(3_000)
+    sqlite = app.state.database.dialect == "sqlite"
+    expression = house_expression(sqlite=sqlite)
+    async with app.state.database.read_sessions() as session:
+        connection = await session.connection()
+        got = []
+        for street in streets:
+            result = await connection.exec_driver_sql(
+                f"SELECT {expression} FROM (SELECT {'?' if sqlite else '$1::text'} AS street) AS s", (street,)
+            )
+            got.append(result.scalar_one())
+    compared = numbered = 0
+    for street, house in zip(streets, got, strict=True):
+        key = street_key(street)
+        if house == WHOLE_STREET:  # a candidate everywhere in its block (always safe): no letter or
+            # digit, or folding may change the street; never a plain street with a letter or digit
+            assert not (street.isascii() and street.isprintable() and any(c.isalnum() for c in street)), street
+            continue
+        compared += 1
+        numbered += house != NO_HOUSE
+        assert house == (house_number(key or "") or NO_HOUSE), (street, house, key)
+    assert compared > 1_500 and numbered > 500
+
+
+async def test_the_block_lookup_reads_the_block_index_down_to_the_house(app: FastAPI) -> None:
+    database = app.state.database
+    sqlite = database.dialect == "sqlite"
+    async with database.read_sessions() as session:
+        connection = await session.connection()
+        if sqlite:
+            [(sql,)] = (await connection.exec_driver_sql(
+                "SELECT sql FROM sqlite_master WHERE name = 'ix_contacts_block'"
+            )).all()  # fmt: skip
+            assert house_expression(sqlite=True) in sql
+            return
+        await connection.exec_driver_sql("SET enable_seqscan = off")
+        plan = "\n".join(
+            row[0]
+            for row in await connection.exec_driver_sql(
+                "EXPLAIN SELECT c.id FROM unnest(ARRAY['TX'], ARRAY['houston'], ARRAY['acme'], ARRAY['12']) "
+                "AS b(state, city_key, token, house) JOIN contacts c ON c.state = b.state "
+                "AND c.city_key = b.city_key AND split_part((CASE WHEN substr(c.name_key, 1, 4) = 'the ' "
+                "THEN substr(c.name_key, 5) ELSE c.name_key END), ' ', 1) = b.token "
+                f"AND {house_expression(sqlite=False, table='c.')} = b.house"
+            )
+        )
+        assert "ix_contacts_block" in plan and "ltrim" in plan.split("Index Cond", 1)[1], plan

@@ -9,6 +9,7 @@ a business listed twice in one file becomes one contact. rapidfuzz only runs wit
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -57,22 +58,32 @@ def block_expression(*, sqlite: bool, table: str = "") -> str:
 
 COLUMNS = "c.id, c.name_key, c.state, c.city_key, c.street, c.phone, c.status"
 PHONE_AMONG = "c.phone = ANY(CAST(:phones AS text[]))"
-# A block's contacts that may be at a compatible address (matching.addresses_compatible) for a
-# record whose street key starts with the house number ``b.house``: those whose street key's first
-# word may be that number, or who may have no street key. The rule itself is applied afterwards; this
-# only leaves out contacts it is certain to refuse. For a street in ASCII, its key's words are its
-# own in lower case, so a key starting with the number has the number in the lower-cased street,
-# and a street without a letter or digit has no key; a street with any other character (accents,
-# other scripts' digits, fullwidth forms: folding may change them) is always fetched. A contact left
-# out can still be found by the phone rule: phones have their own lookup.
-NEAR_POSTGRES = (
-    "(b.house IS NULL OR c.street IS NULL OR strpos(lower(c.street), b.house) > 0 "
-    "OR c.street !~ '[A-Za-z0-9]' OR c.street ~ '[^ -~]')"
-)
-NEAR_SQLITE = (
-    "(b.house IS NULL OR c.street IS NULL OR instr(lower(c.street), b.house) > 0 "
-    "OR c.street NOT GLOB '*[A-Za-z0-9]*' OR c.street GLOB '*[^ -~]*')"
-)
+# What a street key's first word may be made of, and what folding drops before it in ASCII ("#" is
+# not among them: it reads as "ste", so "#12 Main" has no house number).
+_ALNUM = "0123456789abcdefghijklmnopqrstuvwxyz"
+_BEFORE = " !\"$%&''()*+,-./:;<=>?@[\\]^_`{|}~"
+WHOLE_STREET = ""  # house_expression's value for a street that may be anywhere in its block
+NO_HOUSE = "-"  # … and for one whose key does not start with a house number
+
+
+def house_expression(*, sqlite: bool, table: str = "") -> str:
+    """SQL for a contact's house number as matching.house_number(street_key(street)) finds it, for a
+    street in printable ASCII (its key's words are then its own runs of letters and digits, lower
+    cased); NO_HOUSE when the key does not start with one; WHOLE_STREET when the street has no key
+    or when folding may change it (accents, other scripts' or fullwidth digits, control
+    characters): such a contact is a candidate for every record of its block. The second part of
+    ``ix_contacts_block``'s key (migration 20261124_block_house); a test holds it to the Python on
+    generated streets, on both databases."""
+    street = f"{table}street"
+    rest = f"ltrim(lower({street}), '{_BEFORE}')"
+    number = f"substr({rest}, 1, length({rest}) - length(ltrim({rest}, '{_ALNUM}')))"
+    if sqlite:
+        unknown = f"{street} IS NULL OR {street} GLOB '*[^ -~]*' OR {street} NOT GLOB '*[A-Za-z0-9]*'"
+        digit = f"instr('0123456789', substr({rest}, 1, 1)) > 0"
+    else:
+        unknown = f"{street} IS NULL OR {street} ~ '[^ -~]' OR {street} !~ '[A-Za-z0-9]'"
+        digit = f"strpos('0123456789', substr({rest}, 1, 1)) > 0"
+    return f"(CASE WHEN {unknown} THEN '{WHOLE_STREET}' WHEN {digit} THEN {number} ELSE '{NO_HOUSE}' END)"
 
 
 def _lookup(keys: MatchKeys) -> tuple[str, str, str, str | None]:
@@ -93,80 +104,105 @@ async def candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int, 
     """Active contacts that the rules may find the same as one of these records, with their keys:
     every contact with a record's phone, and every contact in a record's block at an address
     compatible with the record's (and possibly a few more)."""
+    phones = sorted({k.phone for k in keys if k.phone})
+    # A block is looked up whole, once, when one of its records has no house number; otherwise at
+    # each of its records' house numbers, and at WHOLE_STREET for the contacts that may be at any
+    # (matching.addresses_compatible admits no other contact: an incompatible address is never
+    # fetched, however large the block, and the index finds exactly these).
+    lookups = {_lookup(k) for k in keys if k.block}
+    whole = {lookup[:3] for lookup in lookups if lookup[3] is None}
+    housed = sorted(
+        {(*lookup[:3], house) for lookup in lookups if lookup[3] is not None and lookup[:3] not in whole
+         for house in (lookup[3], WHOLE_STREET)}
+    )  # fmt: skip
+    if session.get_bind().dialect.name == "postgresql":
+        results = await _postgres_rows(session, phones, sorted(whole), housed)
+    else:
+        results = await _sqlite_rows(session, phones, sorted(whole), housed)
     found: dict[int, MatchKeys] = {}
-
-    def take(rows: Any) -> None:
+    for rows in results:
         for row in rows:
             if row[6] == "active":
                 found[row[0]] = _stored_keys(row[1], row[2], row[3], row[4], row[5])
+    return found
 
-    postgres = session.get_bind().dialect.name == "postgresql"
-    phones = sorted({k.phone for k in keys if k.phone})
-    # A block looked up once per house number in it (or whole, once, when any record needs it whole).
-    lookups = {_lookup(k) for k in keys if k.block}
-    whole = {lookup[:3] for lookup in lookups if lookup[3] is None}
-    blocks = sorted(
-        (lookup for lookup in lookups if lookup[3] is None or lookup[:3] not in whole),
-        key=lambda lookup: (lookup[0], lookup[1], lookup[2], lookup[3] or ""),
+
+async def _postgres_rows(
+    session: AsyncSession, phones: list[str], whole: list[tuple[str, str, str]], housed: list[tuple[str, str, str, str]]
+) -> list[Any]:
+    """The lookups' results (rows of COLUMNS) on PostgreSQL: arrays, not IN lists, so one parameter
+    each whatever the batch size."""
+    same_block = (
+        f"c.state = b.state AND c.city_key = b.city_key AND {block_expression(sqlite=False, table='c.')} = b.token"
     )
-    if postgres:
-        # Arrays, not IN lists: one parameter each, whatever the batch size.
-        take(
-            await session.execute(
-                text(f"SELECT {COLUMNS} FROM contacts c WHERE {PHONE_AMONG} AND c.status = 'active'"),
-                {"phones": phones},
-            )
-        )
-        take(
-            await session.execute(
-                text(
-                    f"SELECT {COLUMNS} FROM unnest(CAST(:states AS text[]), CAST(:cities AS text[]), "
-                    "CAST(:tokens AS text[]), CAST(:houses AS text[])) AS b(state, city_key, token, house) "
-                    "JOIN contacts c ON c.state = b.state AND c.city_key = b.city_key "
-                    f"AND {block_expression(sqlite=False, table='c.')} = b.token "
-                    f"WHERE c.status = 'active' AND {NEAR_POSTGRES}"
-                ),
-                {
-                    "states": [b[0] for b in blocks],
-                    "cities": [b[1] for b in blocks],
-                    "tokens": [b[2] for b in blocks],
-                    "houses": [b[3] for b in blocks],
-                },
-            )
-        )
-        return found
-    # SQLite: plain driver SQL with "?" parameters. Statements whose parameter count changes with the
-    # batch would each stay in SQLAlchemy's compiled cache, megabytes apiece. No condition on the
-    # contact alone (status, say) in the block lookup: with ANALYZE statistics such a condition lets
-    # SQLite 3.40 build a Bloom filter on ix_contacts_block, and it fills the filter with the rowid in
-    # place of the index's expression, so most lookups found nothing (164 of 265 candidates in a
-    # 5,000-contact catalogue, and an import made duplicates). NEAR_SQLITE names the block row too, so
-    # it is no such condition; ``take`` leaves inactive contacts out. A test holds the lookup to a
-    # scan of an analysed catalogue.
+    by_phone = await session.execute(
+        text(f"SELECT {COLUMNS} FROM contacts c WHERE {PHONE_AMONG} AND c.status = 'active'"),
+        {"phones": phones},
+    )
+    by_block = await session.execute(
+        text(
+            f"SELECT {COLUMNS} FROM unnest(CAST(:states AS text[]), CAST(:cities AS text[]), "
+            "CAST(:tokens AS text[]), CAST(:houses AS text[])) AS b(state, city_key, token, house) "
+            f"JOIN contacts c ON {same_block} AND {house_expression(sqlite=False, table='c.')} = b.house "
+            "WHERE c.status = 'active' UNION ALL "
+            f"SELECT {COLUMNS} FROM unnest(CAST(:whole_states AS text[]), CAST(:whole_cities AS text[]), "
+            "CAST(:whole_tokens AS text[])) AS b(state, city_key, token) "
+            f"JOIN contacts c ON {same_block} WHERE c.status = 'active'"
+        ),
+        {
+            "states": [b[0] for b in housed],
+            "cities": [b[1] for b in housed],
+            "tokens": [b[2] for b in housed],
+            "houses": [b[3] for b in housed],
+            "whole_states": [b[0] for b in whole],
+            "whole_cities": [b[1] for b in whole],
+            "whole_tokens": [b[2] for b in whole],
+        },
+    )
+    return [by_phone.all(), by_block.all()]
+
+
+async def _sqlite_rows(
+    session: AsyncSession, phones: list[str], whole: list[tuple[str, str, str]], housed: list[tuple[str, str, str, str]]
+) -> list[Any]:
+    """The lookups' results on SQLite: plain driver SQL with "?" parameters (statements whose
+    parameter count changed with the batch would each stay in SQLAlchemy's compiled cache,
+    megabytes apiece)."""
+    # No condition on the contact alone (status, say) in the block lookup: with ANALYZE statistics
+    # such a condition lets SQLite 3.40 build a Bloom filter on ix_contacts_block, and it fills the
+    # filter with the rowid in place of the index's expression, so most lookups found nothing (164 of
+    # 265 candidates in a 5,000-contact catalogue, and an import made duplicates); ``candidates``
+    # leaves inactive contacts out. A test holds the lookup to a scan of an analysed catalogue.
+    results: list[Any] = []
     connection = await session.connection()
     for chunk in sqlite_chunks(phones):
         marks = ", ".join("?" for _ in chunk)
-        take(
-            await connection.exec_driver_sql(
-                f"SELECT {COLUMNS} FROM contacts c WHERE c.phone IN ({marks})", tuple(chunk)
-            )
+        by_phone = await connection.exec_driver_sql(
+            f"SELECT {COLUMNS} FROM contacts c WHERE c.phone IN ({marks})", tuple(chunk)
         )
+        results.append(by_phone.all())
     # INDEXED BY: without statistics SQLite chose to build an automatic index on (status, state,
     # city_key) for every lookup — a pass over the whole table each batch (0.55 s against 0.018 s
     # for 1,000 blocks in a 100,000-contact catalogue).
-    expression = block_expression(sqlite=True, table="c.")
-    for block_chunk in sqlite_chunks(blocks, SQLITE_CHUNK // 4):
-        rows_sql = ", ".join("(?, ?, ?, ?)" for _ in block_chunk)
-        take(
-            await connection.exec_driver_sql(
-                f"WITH b(state, city_key, token, house) AS (VALUES {rows_sql}) SELECT {COLUMNS} FROM b "
-                "JOIN contacts c INDEXED BY ix_contacts_block "
-                f"ON c.state = b.state AND c.city_key = b.city_key AND {expression} = b.token "
-                f"WHERE {NEAR_SQLITE}",
+    same_block = (
+        f"c.state = b.state AND c.city_key = b.city_key AND {block_expression(sqlite=True, table='c.')} = b.token"
+    )
+    at_house = f"{same_block} AND {house_expression(sqlite=True, table='c.')} = b.house"
+    lookups: list[tuple[Sequence[tuple[str, ...]], str, str]] = [
+        (housed, "state, city_key, token, house", at_house),
+        (whole, "state, city_key, token", same_block),
+    ]
+    for blocks, names, condition in lookups:
+        width = len(names.split(", "))
+        for block_chunk in sqlite_chunks(blocks, SQLITE_CHUNK // width):
+            rows_sql = ", ".join("(" + ", ".join("?" * width) + ")" for _ in block_chunk)
+            in_blocks = await connection.exec_driver_sql(
+                f"WITH b({names}) AS (VALUES {rows_sql}) SELECT {COLUMNS} FROM b "
+                f"JOIN contacts c INDEXED BY ix_contacts_block ON {condition}",
                 tuple(value for block in block_chunk for value in block),
             )
-        )
-    return found
+            results.append(in_blocks.all())
+    return results
 
 
 async def resolve(
