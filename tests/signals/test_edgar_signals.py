@@ -11,6 +11,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 
+from tests.conftest import SHARED_DATA
 from tests.factories import Factory
 from tests.test_cli import vpx
 from vpx.models import Company, Signal
@@ -19,7 +20,7 @@ from vpx.signals.sources import edgar
 
 pytestmark = pytest.mark.asyncio
 
-SAMPLE = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "sec" / "edgar_daily_master.20200103.idx"
+SAMPLE = SHARED_DATA / "sec" / "edgar_daily_master.20200103.idx"
 PREAMBLE = (
     "Description:           Daily Index of EDGAR Dissemination Feed\nLast Data Received:    Jan  3, 2020\n \n"
     "CIK|Company Name|Form Type|Date Filed|File Name\n" + "-" * 80 + "\n"
@@ -79,7 +80,7 @@ async def test_offerings_and_combinations_of_catalogue_companies(
     assert again.ingested == 0 and again.duplicates == 2  # type: ignore[attr-defined]
 
 
-@pytest.mark.skipif(not SAMPLE.is_file(), reason="../shared/data/sec is not on this machine")
+@pytest.mark.skipif(not SAMPLE.is_file(), reason=f"{SAMPLE.parent} is not on this machine")
 async def test_the_real_daily_index(app: FastAPI, factory: Factory) -> None:
     await link(app, factory, 1045610, "Prologis, L.P.", industry="real-estate")
     await link(app, factory, 1413507, "SRC Energy Inc.", industry="energy-utilities")

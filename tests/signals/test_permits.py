@@ -11,6 +11,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import select
 
+from tests.conftest import SHARED_DATA
 from tests.test_cli import vpx
 from vpx.models import Contact, Signal
 from vpx.signals.pipeline import ingest_events
@@ -18,7 +19,7 @@ from vpx.signals.sources import permits
 
 pytestmark = pytest.mark.asyncio
 
-SAMPLES = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "permits"
+SAMPLES = SHARED_DATA / "permits"
 CHICAGO_SAMPLE = SAMPLES / "chicago_building_permits_cranes_2016.csv"
 SF_SAMPLE = SAMPLES / "sf_dbi_building_permits_first2000.csv"
 
@@ -99,7 +100,7 @@ async def test_a_file_of_another_layout_is_refused(app: FastAPI, tmp_path: Path)
         permits.load_mapping("gotham")
 
 
-@pytest.mark.skipif(not CHICAGO_SAMPLE.is_file(), reason="../shared/data/permits is not on this machine")
+@pytest.mark.skipif(not CHICAGO_SAMPLE.is_file(), reason=f"{SAMPLES} is not on this machine")
 async def test_the_real_chicago_sample(app: FastAPI) -> None:
     report, skipped = await _import(app, CHICAGO_SAMPLE, "chicago")
     reasons = sorted({s.reason for s in skipped})
@@ -116,7 +117,7 @@ async def test_the_real_chicago_sample(app: FastAPI) -> None:
     assert again.ingested == 0 and again.duplicates == 435
 
 
-@pytest.mark.skipif(not SF_SAMPLE.is_file(), reason="../shared/data/permits is not on this machine")
+@pytest.mark.skipif(not SF_SAMPLE.is_file(), reason=f"{SAMPLES} is not on this machine")
 async def test_the_real_sf_sample_names_no_business(app: FastAPI) -> None:
     report, skipped = await _import(app, SF_SAMPLE, "sf")
     assert report.ingested == 0 and len(skipped) == 2000 and {s.reason for s in skipped} == {"no_business"}
