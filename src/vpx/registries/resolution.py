@@ -188,16 +188,16 @@ async def _sqlite_rows(
         f"c.state = b.state AND c.city_key = b.city_key AND {block_expression(sqlite=True, table='c.')} = b.token"
     )
     at_house = f"{same_block} AND {house_expression(sqlite=True, table='c.')} = b.house"
-    lookups: list[tuple[Sequence[tuple[str, ...]], str, str]] = [
-        (housed, "state, city_key, token, house", at_house),
-        (whole, "state, city_key, token", same_block),
+    lookups: list[tuple[Sequence[tuple[str, ...]], tuple[str, ...], str]] = [
+        (housed, ("state", "city_key", "token", "house"), at_house),
+        (whole, ("state", "city_key", "token"), same_block),
     ]
     for blocks, names, condition in lookups:
-        width = len(names.split(", "))
-        for block_chunk in sqlite_chunks(blocks, SQLITE_CHUNK // width):
-            rows_sql = ", ".join("(" + ", ".join("?" * width) + ")" for _ in block_chunk)
+        row_marks = "(" + ", ".join("?" for _ in names) + ")"
+        for block_chunk in sqlite_chunks(blocks, SQLITE_CHUNK // len(names)):
+            rows_sql = ", ".join(row_marks for _ in block_chunk)
             in_blocks = await connection.exec_driver_sql(
-                f"WITH b({names}) AS (VALUES {rows_sql}) SELECT {COLUMNS} FROM b "
+                f"WITH b({', '.join(names)}) AS (VALUES {rows_sql}) SELECT {COLUMNS} FROM b "
                 f"JOIN contacts c INDEXED BY ix_contacts_block ON {condition}",
                 tuple(value for block in block_chunk for value in block),
             )
