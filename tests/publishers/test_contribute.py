@@ -7,8 +7,11 @@ from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
+from sqlalchemy import select
 
 from tests.factories import Factory
+from vpx.models import PossibleDuplicate
 
 pytestmark = pytest.mark.asyncio
 URL = "/api/v1/contacts/contribute"
@@ -103,11 +106,12 @@ async def test_1000_rows_are_accepted(client: httpx.AsyncClient, factory: Factor
 async def test_duplicates_in_the_batch_and_against_the_catalogue(client: httpx.AsyncClient, factory: Factory) -> None:
     account = await factory.account()
     existing = await factory.contact(business_name="Acme Plumbing LLC", city="Denver", state="CO", phone="+13035550100")
+    no_phone = await factory.contact(business_name="Zenith Electric", city="Denver", state="CO", phone=None)
     rows = [
         row(business_name="Other Name", phone="+1 (303) 555-0100"),  # catalogue phone
-        row(business_name="ACME PLUMBING, Inc.", city=" denver ", state="CO", phone="+13035550111"),  # catalogue name
+        row(business_name="ZENITH ELECTRIC, Inc.", city=" denver ", state="CO", phone="+13035550111"),  # catalogue name
         row(business_name="Peak Roofing", city="Aurora", phone="+13035550122"),
-        row(business_name="Peak Roofing LLC", city="AURORA", phone="+13035550133"),  # same business as row 2
+        row(business_name="Peak Roofing LLC", city="AURORA", phone="+13035550122"),  # same business as row 2
         row(business_name="Summit Roofing", city="Aurora", phone="+1.303.555.0122"),  # same phone as row 2
         row(business_name="Peak Roofing", city="Aurora", state="NE", phone="+13035550144"),  # other state: new
     ]
@@ -116,16 +120,34 @@ async def test_duplicates_in_the_batch_and_against_the_catalogue(client: httpx.A
     new = body["results"][2]["contact_id"]
     assert statuses == [
         ("duplicate", existing, None),
-        ("duplicate", existing, None),
+        ("duplicate", no_phone, None),
         ("accepted", new, None),
         ("duplicate", new, 2),
         ("duplicate", new, 2),
         ("accepted", body["results"][5]["contact_id"], None),
     ]
     again = await contribute(
-        client, account.headers(), [row(business_name="Peak Roofing", city="Aurora", phone="+13035550155")]
+        client, account.headers(), [row(business_name="Peak Roofing", city="Aurora", phone="+13035550122")]
     )
     assert again["results"][0]["status"] == "duplicate" and again["results"][0]["contact_id"] == new
+
+
+async def test_the_same_name_with_another_phone_is_accepted_and_listed_as_a_possible_duplicate(
+    client: httpx.AsyncClient, factory: Factory, app: FastAPI
+) -> None:
+    account = await factory.account()
+    existing = await factory.contact(business_name="Acme Plumbing LLC", city="Denver", state="CO", phone="+13035550100")
+    rows = [
+        row(business_name="ACME PLUMBING, Inc.", city="Denver", phone="+13035550111"),  # another phone: a veto
+        row(business_name="Acme Plumbing", city="Denver", phone="+13035550122"),  # and another
+    ]
+    body = await contribute(client, account.headers(), rows)
+    assert [r["status"] for r in body["results"]] == ["accepted", "accepted"]
+    first, second = (int(r["contact_id"].removeprefix("ct_")) for r in body["results"])
+    async with app.state.database.read_sessions() as session:
+        pairs = {(p.contact_id, p.other_contact_id, p.reason) for p in await session.scalars(select(PossibleDuplicate))}
+    mine = int(existing.removeprefix("ct_"))
+    assert pairs == {(mine, first, "phone"), (mine, second, "phone"), (first, second, "phone")}
 
 
 async def test_accepted_contacts_are_searchable_with_source_contributed(

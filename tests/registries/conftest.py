@@ -14,7 +14,7 @@ from sqlalchemy import func, select
 
 from tests.conftest import SHARED_DATA
 from vpx.clock import FixedClock
-from vpx.models import Contact, ContactSource, DecisionMaker, RegistryRecord
+from vpx.models import Contact, ContactSource, DecisionMaker, PossibleDuplicate, RegistryRecord
 from vpx.registries import importer
 from vpx.registries.records import ImportSummary
 from vpx.registries.sources import all_sources
@@ -57,3 +57,12 @@ async def catalogue_counts(app: FastAPI) -> dict[str, int]:
         )
         counts["contacts_without_source"] = int(orphans or 0)
         return counts
+
+
+async def possible_duplicates(app: FastAPI) -> list[tuple[str, str, str]]:
+    """The recorded possible duplicates as (first contact's name, second's name, reason), in order."""
+    async with app.state.database.read_sessions() as session:
+        rows = await session.execute(select(PossibleDuplicate).order_by(PossibleDuplicate.id))
+        pairs = list(rows.scalars())
+        names = {c.id: c.business_name for c in await session.scalars(select(Contact))}
+    return [(names[p.contact_id], names[p.other_contact_id], p.reason) for p in pairs]

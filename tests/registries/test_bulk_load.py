@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from sqlalchemy import select, text
 
 from tests.factories import Factory
-from tests.registries.conftest import Importer, catalogue_counts, shared
+from tests.registries.conftest import Importer, catalogue_counts, possible_duplicates, shared
 from tests.registries.formats import write_nppes, write_nucc
 from tests.registries.test_nppes import CLINIC, DOCTOR
 from vpx.models import Contact, DecisionMaker
@@ -86,14 +86,19 @@ async def test_a_bulk_load_makes_the_same_catalogue_and_leaves_search_complete(
     assert (again.created, again.merged) == (0, 0)  # every record known: upserted, not duplicated
 
 
-async def test_a_bulk_load_keeps_decision_makers_and_merges(app: FastAPI, run_import: Importer, tmp_path: Path) -> None:
+async def test_a_bulk_load_keeps_decision_makers_and_holds_two_npis_apart(
+    app: FastAPI, run_import: Importer, tmp_path: Path
+) -> None:
     await run_import("nucc", write_nucc(tmp_path / "nucc.csv"))
-    twin = {**CLINIC, "npi": "1234567901", "org": "SMILE BRIGHT DENTAL PLLC"}  # the same practice again
+    # The same practice under a second NPI: two NPIs are two providers (a veto), recorded for review.
+    twin = {**CLINIC, "npi": "1234567901", "org": "SMILE BRIGHT DENTAL PLLC"}
     summary = await run_import("nppes", write_nppes(tmp_path / "a.csv", [CLINIC, DOCTOR, twin]), mode="bulk")
-    assert (summary.created, summary.merged) == (2, 1)
+    assert (summary.created, summary.merged) == (3, 0)
     async with app.state.database.read_sessions() as session:
         people = (await session.execute(select(DecisionMaker.name))).scalars().all()
     assert sorted(people) == ["Maria Ortega", "Maria Ortega"]
+    [(_, _, reason)] = await possible_duplicates(app)
+    assert reason == "npi"
 
 
 async def test_a_killed_bulk_load_leaves_the_catalogue_as_it_was(

@@ -50,7 +50,12 @@ def _digest_as_first_defined(record: SourceRecord) -> str:
     # re-import after an upgrade would rewrite every record.
     parts: list[str] = [record.kind, "1" if record.active else "0", record.registry_status or ""]
     if record.contact is not None:
-        parts += [f"{key}={value}" for key, value in sorted(record.contact.items()) if value is not None]
+        # Strong identifiers came later and are not digested (vpx.registries.records.UNDIGESTED).
+        parts += [
+            f"{key}={value}"
+            for key, value in sorted(record.contact.items())
+            if value is not None and key != "identifiers"
+        ]
     parts += [f"{p.role}|{p.name}|{p.title}|{p.phone}" for p in record.people]
     return hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).hexdigest()
 

@@ -1,7 +1,9 @@
-"""`vpx import SOURCE PATH`: registry files into the catalogue (D35)."""
+"""`vpx import SOURCE PATH`: registry files into the catalogue (D35); `vpx registries duplicates`: the
+pairs entity resolution held apart, for an operator to merge or dismiss."""
 
 from __future__ import annotations
 
+import getpass
 import sys
 from datetime import date
 from pathlib import Path
@@ -14,7 +16,7 @@ from vpx.cli.output import JsonOption, emit, fail, run_with_database
 from vpx.clock import Clock
 from vpx.config import Settings, get_settings
 from vpx.db import Database
-from vpx.registries import importer, load_modes
+from vpx.registries import duplicates, importer, load_modes
 from vpx.registries.reader import ImportFailed
 from vpx.registries.sources import all_sources
 
@@ -96,5 +98,83 @@ def import_command(
         raise typer.Exit(1)
 
 
+registries_app = typer.Typer(
+    help="The registry catalogue: entity resolution's possible duplicates.", no_args_is_help=True
+)
+duplicates_app = typer.Typer(
+    help="Possible duplicates: contacts a matching rule would have joined but conflicting evidence "
+    "(phone, website domain, house number, licence, NPI, EIN, CIK) kept apart. Without a subcommand, "
+    "lists them (oldest first)."
+)
+registries_app.add_typer(duplicates_app, name="duplicates")
+
+
+def _operator() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        return "cli"
+
+
+@duplicates_app.callback(invoke_without_command=True)
+def duplicates_list(
+    ctx: typer.Context,
+    status: Annotated[str, typer.Option(help="open, merged, dismissed or all.")] = "open",
+    limit: Annotated[int, typer.Option(min=1, max=1000, help="Pairs to list.")] = 100,
+    after: Annotated[str | None, typer.Option(help="List pairs after this one (pd_…): the next page.")] = None,
+    as_json: bool = JsonOption,
+) -> None:
+    """List possible duplicates with both contacts, the evidence they disagree on and the name score."""
+    if ctx.invoked_subcommand is not None:
+        return
+
+    async def work(database: Database, settings: Settings) -> dict[str, Any]:
+        async with database.read_sessions() as session:
+            return await duplicates.list_pairs(
+                session, status=None if status == "all" else status, limit=limit, after=after
+            )
+
+    result = run_with_database(work, as_json=as_json)
+    if as_json:
+        emit(result, as_json=True)
+        return
+    for pair in result["duplicates"]:
+        names = " | ".join(f"{c['id']} {c['business_name']} ({c['city']}, {c['phone'] or 'no phone'})"
+                           for c in pair["contacts"])  # fmt: skip
+        typer.echo(f"{pair['id']} [{pair['status']}] {pair['reason']} (names {pair['name_score']}% alike): {names}")
+    typer.echo(f"open {result['counts']['open']}, merged {result['counts']['merged']}, "
+               f"dismissed {result['counts']['dismissed']}")  # fmt: skip
+
+
+@duplicates_app.command("merge")
+def duplicates_merge(
+    duplicate_id: Annotated[str, typer.Argument(help="The pair (pd_…).", show_default=False)],
+    keep: Annotated[str | None, typer.Option(help="The contact to keep (ct_…); default: the older.")] = None,
+    as_json: bool = JsonOption,
+) -> None:
+    """Merge the pair into one contact: sources, signals, reveals and purchases move to the kept one."""
+
+    async def work(database: Database, settings: Settings) -> dict[str, Any]:
+        async with database.write_sessions() as session, session.begin():
+            return await duplicates.merge(session, duplicate_id, keep=keep, by=_operator(), now=Clock().now())
+
+    emit(run_with_database(work, as_json=as_json), as_json=as_json, title="merged")
+
+
+@duplicates_app.command("dismiss")
+def duplicates_dismiss(
+    duplicate_id: Annotated[str, typer.Argument(help="The pair (pd_…).", show_default=False)],
+    as_json: bool = JsonOption,
+) -> None:
+    """The two are different businesses: close the pair (it is never listed as open again)."""
+
+    async def work(database: Database, settings: Settings) -> dict[str, Any]:
+        async with database.write_sessions() as session, session.begin():
+            return await duplicates.dismiss(session, duplicate_id, by=_operator(), now=Clock().now())
+
+    emit(run_with_database(work, as_json=as_json), as_json=as_json, title="dismissed")
+
+
 def register(app: typer.Typer) -> None:
     app.command("import")(import_command)
+    app.add_typer(registries_app, name="registries")

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.contacts.identifiers import joined, licence_of
 from vpx.contacts.normalise import clean_display, name_key, text_key, words
 from vpx.contacts.search import SearchBackend
 from vpx.models import Contact, ContactSource
@@ -47,6 +48,8 @@ def contact_row(fields: dict[str, Any], *, origin: str, now: datetime) -> dict[s
         "license_type_key": _key(fields.get("license_type")),
         "license_number": fields.get("license_number"),
         "license_state": fields.get("license_state"),
+        # Strong identifiers (vpx.contacts.identifiers): as the source gives them, else the licence.
+        "identifiers": fields["identifiers"] if "identifiers" in fields else joined([licence_of(fields)]),
         "status": fields.get("status", "active"),
         "origin": origin,
         "intent_level": None,

@@ -7,7 +7,14 @@ from vpx.models.contacts import Contact, ContactSource, Reveal
 from vpx.models.credits import LedgerEntry
 from vpx.models.dashboard import AccountLogin, DashboardSession
 from vpx.models.idempotency import IdempotencyRecord
-from vpx.models.registries import Company, CompanyTicker, DecisionMaker, RegistryRecord, TaxonomyCode
+from vpx.models.registries import (
+    Company,
+    CompanyTicker,
+    DecisionMaker,
+    PossibleDuplicate,
+    RegistryRecord,
+    TaxonomyCode,
+)
 from vpx.models.search import SearchTerm
 from vpx.models.signals import Signal, SignalCounter
 from vpx.models.suppression import Suppression, SuppressionHit
@@ -31,6 +38,7 @@ __all__ = [
     "DecisionMaker",
     "IdempotencyRecord",
     "LedgerEntry",
+    "PossibleDuplicate",
     "RegistryRecord",
     "Reveal",
     "SearchTerm",

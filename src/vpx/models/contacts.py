@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from decimal import Decimal
 
-from sqlalchemy import Date, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import Date, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vpx.db import Base, BigIntPK, UtcDateTime
@@ -43,6 +43,9 @@ class Contact(Base):
     license_type_key: Mapped[str | None] = mapped_column(String(120))
     license_number: Mapped[str | None] = mapped_column(String(64))
     license_state: Mapped[str | None] = mapped_column(String(2))
+    # Strong identifiers beyond phone and website, "kind:value" tokens (vpx.contacts.identifiers):
+    # what entity resolution must not see two records disagree on.
+    identifiers: Mapped[str | None] = mapped_column(Text)
     # active, or deactivated (kept for history, out of search and reveal).
     status: Mapped[str] = mapped_column(String(16), default="active")
     # registry, demo or contributed: where the record as a whole comes from.

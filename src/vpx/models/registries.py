@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import date, datetime
 
-from sqlalchemy import BigInteger, Boolean, Date, ForeignKey, Index, String, UniqueConstraint
+from sqlalchemy import BigInteger, Boolean, Date, ForeignKey, Index, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vpx.db import Base, BigIntPK, UtcDateTime
@@ -98,3 +98,26 @@ class CompanyTicker(Base):
     ticker: Mapped[str] = mapped_column(String(16), primary_key=True)
     cik: Mapped[int] = mapped_column(ForeignKey("companies.cik", ondelete="CASCADE"), index=True)
     exchange: Mapped[str | None] = mapped_column(String(16))
+
+
+class PossibleDuplicate(Base):
+    """Two contacts that the matching rules would have joined but conflicting strong evidence kept
+    apart (vpx.registries.matching): for an operator to merge or dismiss. ``contact_id`` is the older."""
+
+    __tablename__ = "possible_duplicates"
+    __table_args__ = (UniqueConstraint("contact_id", "other_contact_id"), Index(None, "status", "id"))
+
+    id: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
+    contact_id: Mapped[int] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
+    other_contact_id: Mapped[int] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"), index=True)
+    # phone, website, house_number, licence, npi, ein, cik: the evidence they disagree on
+    reason: Mapped[str] = mapped_column(String(16))
+    # The rapidfuzz similarity of their matching names, 0-100.
+    name_score: Mapped[int] = mapped_column(Integer)
+    # Where the pair was found: a registry import (registry:nppes), evidence (signals:<source>), contributions.
+    found_by: Mapped[str] = mapped_column(String(64))
+    # open, merged or dismissed
+    status: Mapped[str] = mapped_column(String(16), default="open")
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    resolved_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    resolved_by: Mapped[str | None] = mapped_column(String(120))

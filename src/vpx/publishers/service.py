@@ -1,9 +1,11 @@
 """Contributions (D17): rows validated one by one, deduplicated against the catalogue and against
-each other (same E.164 phone, or the same business by name key + state + city key), accepted ones
-added to the catalogue with source `contributed`; and what a publisher earns from them."""
+each other (same E.164 phone, or the same business by name key + state + city key, unless strong
+evidence conflicts), accepted ones added to the catalogue with source `contributed`; and what a
+publisher earns from them."""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from decimal import Decimal
@@ -19,6 +21,8 @@ from vpx.ids import new_id, public_number_id
 from vpx.models import Contact, LedgerEntry
 from vpx.publishers.schemas import RowResult
 from vpx.publishers.validation import CheckedRow, check_row
+from vpx.registries import duplicates, matching, resolution
+from vpx.registries.matching import MatchKeys
 
 CHUNK = 500
 # Serialises contributions on PostgreSQL, so two at once cannot both accept the same business.
@@ -31,28 +35,48 @@ def _chunks(values: Sequence[Any]) -> Iterable[Sequence[Any]]:
         yield values[start : start + CHUNK]
 
 
-async def _known_phones(session: AsyncSession, phones: list[str]) -> dict[str, int]:
-    found: dict[str, int] = {}
+Candidate = tuple[int, MatchKeys]
+
+
+async def _candidates(
+    session: AsyncSession, phones: list[str], names: list[str]
+) -> tuple[dict[str, list[Candidate]], dict[tuple[str, str, str], list[Candidate]]]:
+    """Catalogue contacts with one of these phones, and those with one of these name keys, with their
+    matching keys, by phone and by (name key, state, city key); lowest id first."""
+    columns = (
+        Contact.id, Contact.name_key, Contact.state, Contact.city_key, Contact.street, Contact.phone,
+        Contact.website, Contact.identifiers,
+    )  # fmt: skip
+    found: dict[int, tuple[Any, ...]] = {}
     for part in _chunks(sorted(set(phones))):
-        rows = await session.execute(
-            select(Contact.phone, func.min(Contact.id)).where(Contact.phone.in_(part)).group_by(Contact.phone)
+        found.update(
+            {row[0]: tuple(row) for row in await session.execute(select(*columns).where(Contact.phone.in_(part)))}
         )
-        found.update({str(phone): int(contact_id) for phone, contact_id in rows})
-    return found
+    for part in _chunks(sorted(set(names))):
+        rows = await session.execute(select(*columns).where(Contact.name_key.in_(part)))
+        found.update({row[0]: tuple(row) for row in rows})
+    by_phone: dict[str, list[Candidate]] = defaultdict(list)
+    by_business: dict[tuple[str, str, str], list[Candidate]] = defaultdict(list)
+    for contact_id in sorted(found):
+        _, name, state, city, street, phone, website, identifiers = found[contact_id]
+        keys = resolution.stored_keys(name, state, city, street, phone, website, identifiers)
+        if phone:
+            by_phone[phone].append((contact_id, keys))
+        by_business[(name, state, city)].append((contact_id, keys))
+    return by_phone, by_business
 
 
-async def _known_businesses(session: AsyncSession, keys: list[tuple[str, str, str]]) -> dict[tuple[str, str, str], int]:
-    wanted = set(keys)
-    found: dict[tuple[str, str, str], int] = {}
-    for part in _chunks(sorted({k[0] for k in wanted})):
-        rows = await session.execute(
-            select(Contact.name_key, Contact.state, Contact.city_key, Contact.id).where(Contact.name_key.in_(part))
-        )
-        for name, state, city, contact_id in rows:
-            key = (name, state, city)
-            if key in wanted and (key not in found or contact_id < found[key]):
-                found[key] = contact_id
-    return found
+def _first_agreeing(keys: MatchKeys, candidates: Iterable[Candidate], held: list[tuple[int, str, float]]) -> int | None:
+    """The first candidate whose strong evidence does not conflict with ``keys``; those a veto keeps
+    apart although their names are nearly equal go to ``held``."""
+    for candidate_id, other in candidates:
+        veto = matching.conflict(keys, other)
+        if veto is None:
+            return candidate_id
+        score = 100.0 if keys.name_key == other.name_key else matching.name_similarity(keys.name_key, other.name_key)
+        if score >= matching.NAME_THRESHOLD:
+            held.append((candidate_id, veto, score))
+    return None
 
 
 async def contribute(
@@ -63,43 +87,60 @@ async def contribute(
     search: SearchBackend,
     now: datetime,
 ) -> list[RowResult]:
-    """One result per row, in order; accepted rows become searchable contacts of this publisher."""
+    """One result per row, in order; accepted rows become searchable contacts of this publisher.
+    A row is a duplicate of a contact (or an earlier row) with its phone or its name in its city,
+    unless their strong evidence conflicts (matching.conflict: another website, another house
+    number on the street): then it is accepted, and the pair recorded as a possible duplicate."""
     if session.get_bind().dialect.name == "postgresql":
         await session.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": CONTRIBUTION_LOCK})
     checked = [check_row(i, raw) for i, raw in enumerate(rows)]
     valid = [(i, row) for i, row in enumerate(checked) if not row.errors]
-    phones = await _known_phones(session, [row.phone_key for _, row in valid])
-    businesses = await _known_businesses(session, [row.business_key for _, row in valid])
+    by_phone, by_business = await _candidates(
+        session, [row.phone_key for _, row in valid], [row.business_key[0] for _, row in valid]
+    )
 
     results: list[RowResult | None] = [
         RowResult(index=i, status="rejected", errors=row.errors) if row.errors else None
         for i, row in enumerate(checked)
     ]
-    seen_phone: dict[str, int] = {}
-    seen_business: dict[tuple[str, str, str], int] = {}
-    accepted: list[tuple[int, CheckedRow]] = []
+    seen_phone: dict[str, list[Candidate]] = defaultdict(list)
+    seen_business: dict[tuple[str, str, str], list[Candidate]] = defaultdict(list)
+    accepted: list[tuple[int, CheckedRow, dict[str, Any]]] = []
+    held: dict[int, list[tuple[int, str, float]]] = {}
+    earlier_held: dict[int, list[tuple[int, str, float]]] = {}
     for index, row in valid:
-        existing = phones.get(row.phone_key) or businesses.get(row.business_key)
+        contact = contact_row(dict(row.fields, publisher_account_id=account_id), origin=REGISTRY, now=now)
+        keys = resolution.keys_of(contact)
+        mine: list[tuple[int, str, float]] = []
+        existing = _first_agreeing(
+            keys, [*by_phone.get(row.phone_key, ()), *by_business.get(row.business_key, ())], mine
+        )
         if existing is not None:
             results[index] = RowResult(index=index, status="duplicate", contact_id=public_number_id("ct", existing))
             continue
-        earlier = seen_phone.get(row.phone_key, seen_business.get(row.business_key))
+        theirs: list[tuple[int, str, float]] = []
+        earlier = _first_agreeing(
+            keys, [*seen_phone.get(row.phone_key, ()), *seen_business.get(row.business_key, ())], theirs
+        )
         if earlier is not None:
             results[index] = RowResult(index=index, status="duplicate", duplicate_of_index=earlier)
             continue
-        seen_phone[row.phone_key] = index
-        seen_business[row.business_key] = index
-        accepted.append((index, row))
+        held[index], earlier_held[index] = mine, theirs
+        seen_phone[row.phone_key].append((index, keys))
+        seen_business[row.business_key].append((index, keys))
+        accepted.append((index, row, contact))
 
-    contact_rows = []
-    for _, row in accepted:
-        fields = dict(row.fields, publisher_account_id=account_id)
-        contact_rows.append(contact_row(fields, origin=REGISTRY, now=now))
     sources = [(REGISTRY, new_id(account_id[:24], 20), None) for _ in accepted]
-    ids = await add_contacts(session, contact_rows, search=search, sources=sources, now=now)
-    by_index = {index: contact_id for (index, _), contact_id in zip(accepted, ids, strict=True)}
+    ids = await add_contacts(session, [contact for _, _, contact in accepted], search=search, sources=sources, now=now)
+    by_index = {index: contact_id for (index, _, _), contact_id in zip(accepted, ids, strict=True)}
+    pairs: list[duplicates.HeldPair] = []
     for index, contact_id in by_index.items():
         results[index] = RowResult(index=index, status="accepted", contact_id=public_number_id("ct", contact_id))
+        others = [(c, v, sc) for c, v, sc in held[index]] + [(by_index[j], v, sc) for j, v, sc in earlier_held[index]]
+        for other, veto, score in others:
+            low, high = min(contact_id, other), max(contact_id, other)
+            pairs.append(duplicates.HeldPair(low, high, veto, round(score)))
+    await duplicates.record(session, pairs, found_by="contributions", now=now)
     for result in results:
         duplicate_of = result.duplicate_of_index if result is not None else None
         if result is not None and duplicate_of is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from vpx.contacts.identifiers import licence_token
 from vpx.contacts.normalise import display_name, fast_phone_e164, postal_code
 from vpx.geography import STATE_CODES
 from vpx.registries.reader import CsvTable, OpenedFile, SkipRow
@@ -156,6 +157,7 @@ CLASSIFICATIONS: dict[str, tuple[str, str]] = {
     "ASB": ("Asbestos Certification", "environmental-services"),
 }
 _CODE = re.compile(r"^([A-Z])[- ]?0*(\d+)$")
+CONTRACTOR_LICENCE = "contractor"
 INACTIVE_WORDS = ("expired", "revoked", "cancel", "inactive", "deceased", "surrender")
 GENERATIONAL = frozenset({"JR", "SR", "II", "III", "IV"})
 
@@ -277,6 +279,9 @@ class Cslb(ContactSource):
                     "license_type": _joined([licence_label(c) for c in codes], 120, "; "),
                     "license_number": licence,
                     "license_state": "CA",
+                    # Every CSLB licence is a contractor's licence (the classifications are its
+                    # endorsements): two licence numbers are two licensees (vpx.contacts.identifiers).
+                    "identifiers": licence_token("CA", CONTRACTOR_LICENCE, licence),
                 },
                 people=people,
             )

@@ -16,6 +16,7 @@ from datetime import date, datetime
 from hashlib import blake2b
 from typing import cast
 
+from vpx.contacts.identifiers import aka_token, ein_token, joined, licence_token
 from vpx.contacts.normalise import (
     display_name,
     display_street,
@@ -72,6 +73,9 @@ class _Columns:
         self.npi = need("NPI")
         self.entity = need("Entity Type Code")
         self.org_name = need("Provider Organization Name (Legal Business Name)")
+        self.other_name = may("Provider Other Organization Name")
+        # CMS publishes "<UNAVAIL>" here; an EIN is read when a file has one (ein_token refuses the rest).
+        self.ein = may("Employer Identification Number (EIN)")
         self.last = need("Provider Last Name (Legal Name)")
         self.first = need("Provider First Name")
         self.middle = may("Provider Middle Name")
@@ -84,6 +88,7 @@ class _Columns:
         self.postal = need("Provider Business Practice Location Address Postal Code")
         self.country = may("Provider Business Practice Location Address Country Code (If outside U.S.)")
         self.phone = may("Provider Business Practice Location Address Telephone Number")
+        self.mailing_phone = may("Provider Business Mailing Address Telephone Number")
         self.deactivated = may("NPI Deactivation Date")
         self.reactivated = may("NPI Reactivation Date")
         self.ao_last = may("Authorized Official Last Name")
@@ -195,9 +200,10 @@ def _maker(c: _Columns, taxonomy: Taxonomy, now: datetime | None) -> Callable[[l
         c.deactivated,
         c.reactivated,
     )
+    other_name_at, ein_at = c.other_name, c.ein
     first_at, middle_at, last_at, suffix_at, credential_at = c.first, c.middle, c.last, c.suffix, c.credential
     street1_at, street2_at, city_at, state_at, postal_at = c.street1, c.street2, c.city, c.state, c.postal
-    country_at, phone_at = c.country, c.phone
+    country_at, phone_at, mailing_phone_at = c.country, c.phone, c.mailing_phone
     ao_last_at, ao_first_at, ao_middle_at, ao_title_at, ao_phone_at = (
         c.ao_last,
         c.ao_first,
@@ -272,6 +278,20 @@ def _maker(c: _Columns, taxonomy: Taxonomy, now: datetime | None) -> Callable[[l
         city = display_name(city)
         postal = postal_code(values[postal_at])
         phone = fast_phone_e164(values[phone_at].strip())
+        # Strong identifiers (vpx.contacts.identifiers): the NPI, the licence, the mailing address's
+        # phone when it is another number (a record listing both agrees with either), and an
+        # organisation's other name (a DBA, a former name) to compare names with.
+        mailing_phone = fast_phone_e164(values[mailing_phone_at].strip())
+        other_name = values[other_name_at].strip() if kind == "organization" else ""
+        identifiers = joined(
+            [
+                f"npi:{npi}",
+                ein_token(values[ein_at]) if kind == "organization" else None,
+                licence_token(licence_from, license_type, licence_number),
+                f"tel:{mailing_phone}" if mailing_phone and mailing_phone != phone else None,
+                aka_token(other_name) if other_name and other_name != values[org_at].strip() else None,
+            ]
+        )
         if not ready:
             return SourceRecord(
                 record_id=npi,
@@ -288,6 +308,7 @@ def _maker(c: _Columns, taxonomy: Taxonomy, now: datetime | None) -> Callable[[l
                     "license_type": license_type,
                     "license_number": licence_number,
                     "license_state": licence_from,
+                    "identifiers": identifiers,
                 },
                 people=people,
             )
@@ -316,7 +337,7 @@ def _maker(c: _Columns, taxonomy: Taxonomy, now: datetime | None) -> Callable[[l
         row = (
             name, key, street, city, cached_text_key(city) or "", state, postal, "US", phone, None, None, vertical,
             specialty, cached_text_key(specialty), license_type, cached_text_key(license_type), licence_number,
-            licence_from, "active", "registry", None, None, now, now,
+            licence_from, identifiers, "active", "registry", None, None, now, now,
         )  # fmt: skip
         return Ready(
             npi,

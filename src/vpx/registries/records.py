@@ -11,6 +11,7 @@ from hashlib import blake2b
 from operator import itemgetter
 from typing import Any, NamedTuple
 
+from vpx.contacts.identifiers import joined, licence_of, parsed, registrable_domain
 from vpx.contacts.normalise import block_token, name_key, street_key, text_key, words
 from vpx.contacts.search.vector import contact_vector
 from vpx.registries.matching import MatchKeys, match_name
@@ -22,15 +23,18 @@ MAX_EXAMPLES = 5
 CONTACT_COLUMNS = (
     "business_name", "name_key", "street", "city", "city_key", "state", "postal_code", "country", "phone",
     "email", "website", "industry", "specialty", "specialty_key", "license_type", "license_type_key",
-    "license_number", "license_state", "status", "origin", "intent_level", "publisher_account_id",
+    "license_number", "license_state", "identifiers", "status", "origin", "intent_level", "publisher_account_id",
     "created_at", "updated_at",
 )  # fmt: skip
 COLUMN = {name: position for position, name in enumerate(CONTACT_COLUMNS)}
 # The fields search indexes and corrects to (``vpx.contacts.catalogue.SEARCHED_FIELDS``).
 SEARCHED_AT = tuple(COLUMN[name] for name in ("business_name", "specialty", "license_type", "industry", "city"))
-_NAME, _NAME_KEY, _STREET, _CITY_KEY, _STATE, _PHONE = (
-    COLUMN[n] for n in ("business_name", "name_key", "street", "city_key", "state", "phone")
+_NAME, _NAME_KEY, _STREET, _CITY_KEY, _STATE, _PHONE, _WEBSITE, _IDENTIFIERS = (
+    COLUMN[n] for n in ("business_name", "name_key", "street", "city_key", "state", "phone", "website", "identifiers")
 )
+# Contact fields that are not in a record's digest: its strong identifiers are written when the
+# record creates or joins a contact, and kept (vpx.contacts.identifiers).
+UNDIGESTED = frozenset({"identifiers"})
 
 
 @dataclass(slots=True)
@@ -61,6 +65,8 @@ class SourceRecord:
         if self.contact is not None:
             contact = self.contact
             for key, label in _labels(tuple(contact)):
+                if key in UNDIGESTED:
+                    continue
                 value = contact[key]
                 if value is not None:
                     parts.append(label + value if type(value) is str else f"{label}{value}")
@@ -91,7 +97,8 @@ def _labels(keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 
 Row = tuple[Any, ...]
-KeyFields = tuple[str, str, str, str | None, str | None, str]  # MatchKeys' fields, in order
+# MatchKeys' fields, in order (identifiers as the column keeps them: a space-separated string)
+KeyFields = tuple[str, str, str, str | None, str | None, str, str | None, str | None]
 PersonFields = tuple[str, str | None, str, str | None]  # name, title, role, phone
 
 
@@ -123,22 +130,27 @@ def contact_values(fields: dict[str, Any], now: datetime) -> Row:
     city = " ".join(fields["city"].split())
     get = fields.get
     specialty, license_type = get("specialty"), get("license_type")
+    identifiers = fields["identifiers"] if "identifiers" in fields else joined([licence_of(fields)])
     return (
         name, name_key(name), get("street"), city, cached_text_key(city) or "", fields["state"],
         get("postal_code"), get("country", "US"), get("phone"), get("email"), get("website"), fields["industry"],
         specialty, cached_text_key(specialty), license_type, cached_text_key(license_type), get("license_number"),
-        get("license_state"), get("status", "active"), "registry", None, get("publisher_account_id"), now, now,
+        get("license_state"), identifiers, get("status", "active"), "registry", None, get("publisher_account_id"),
+        now, now,
     )  # fmt: skip
 
 
 def match_keys(row: Row) -> KeyFields:
     """``vpx.registries.resolution.keys_of`` for a row tuple, as plain fields."""
     key = row[_NAME_KEY]
-    return (match_name(key), row[_STATE], row[_CITY_KEY], street_key(row[_STREET]), row[_PHONE], block_token(key))
+    return (
+        match_name(key), row[_STATE], row[_CITY_KEY], street_key(row[_STREET]), row[_PHONE], block_token(key),
+        registrable_domain(row[_WEBSITE]), row[_IDENTIFIERS],
+    )  # fmt: skip
 
 
 def keys_from(fields: KeyFields) -> MatchKeys:
-    return MatchKeys(*fields)
+    return MatchKeys(*fields[:7], identifiers=parsed(fields[7]))
 
 
 @lru_cache(maxsize=1 << 17)

@@ -17,19 +17,31 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.contacts.identifiers import parsed, registrable_domain
 from vpx.contacts.normalise import block_token, street_key
 from vpx.registries.bulk import SQLITE_CHUNK, sqlite_chunks
-from vpx.registries.matching import MatchKeys, best_match, house_number, match_name
+from vpx.registries.matching import MatchKeys, house_number, match_name, resolve_among
+
+
+@dataclass(frozen=True, slots=True)
+class HeldApart:
+    contact_id: int | None  # an existing contact …
+    pending: int | None  # … or a record earlier in the batch that makes a contact of its own
+    reason: str
+    score: float
 
 
 @dataclass(frozen=True, slots=True)
 class Target:
     """Where a new record goes: an existing contact, a contact created earlier in the batch
-    (``pending``, its index), or a new contact of its own (both None)."""
+    (``pending``, its index), or a new contact of its own (both None). ``held_apart``: the contacts
+    (existing id, or pending index) a veto kept it from although their names are nearly equal, with
+    the veto and the name score: possible duplicates (vpx.registries.duplicates)."""
 
     contact_id: int | None = None
     pending: int | None = None
     rule: str | None = None
+    held_apart: tuple[HeldApart, ...] = ()
 
 
 def keys_of(row: dict[str, Any]) -> MatchKeys:
@@ -40,6 +52,8 @@ def keys_of(row: dict[str, Any]) -> MatchKeys:
         street_key=street_key(row.get("street")),
         phone=row.get("phone"),
         block=block_token(row["name_key"]),
+        website=registrable_domain(row.get("website")),
+        identifiers=parsed(row.get("identifiers")),
     )
 
 
@@ -56,7 +70,7 @@ def block_expression(*, sqlite: bool, table: str = "") -> str:
     return f"split_part({rest}, ' ', 1)"
 
 
-COLUMNS = "c.id, c.name_key, c.state, c.city_key, c.street, c.phone, c.status"
+COLUMNS = "c.id, c.name_key, c.state, c.city_key, c.street, c.phone, c.status, c.website, c.identifiers"
 PHONE_AMONG = "c.phone = ANY(CAST(:phones AS text[]))"
 # What a street key's first word may be made of, and what folding drops before it in ASCII ("#" is
 # not among them: it reads as "ste", so "#12 Main" has no house number).
@@ -94,10 +108,28 @@ def _lookup(keys: MatchKeys) -> tuple[str, str, str, str | None]:
 
 
 @lru_cache(maxsize=1 << 16)
-def _stored_keys(name_key: str, state: str, city_key: str, street: str | None, phone: str | None) -> MatchKeys:
+def stored_keys(
+    name_key: str,
+    state: str,
+    city_key: str,
+    street: str | None,
+    phone: str | None,
+    website: str | None = None,
+    identifiers: str | None = None,
+) -> MatchKeys:
+    """A stored contact's matching keys, from its columns."""
     # A large block (a common first word in a large city) is fetched again for batch after batch;
     # its contacts' keys are computed once (5.6 s of a 1,000,000-row import before this cache).
-    return MatchKeys(match_name(name_key), state, city_key, street_key(street), phone, block_token(name_key))
+    return MatchKeys(
+        match_name(name_key),
+        state,
+        city_key,
+        street_key(street),
+        phone,
+        block_token(name_key),
+        registrable_domain(website),
+        parsed(identifiers),
+    )
 
 
 async def candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int, MatchKeys]:
@@ -123,7 +155,7 @@ async def candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int, 
     for rows in results:
         for row in rows:
             if row[6] == "active":
-                found[row[0]] = _stored_keys(row[1], row[2], row[3], row[4], row[5])
+                found[row[0]] = stored_keys(row[1], row[2], row[3], row[4], row[5], row[7], row[8])
     return found
 
 
@@ -252,20 +284,23 @@ async def resolve_keys(session: AsyncSession, keys: list[MatchKeys | None], *, t
         ids = set(by_block.get(block, ()))
         if record_keys.phone:
             ids.update(by_phone.get(record_keys.phone, ()))
+        held: list[HeldApart] = []
         if ids:
-            choice = best_match(record_keys, [(i, found[i]) for i in sorted(ids)], threshold=threshold)
-            if choice is not None:
-                targets.append(Target(contact_id=choice[0], rule=choice[1]))
+            among = resolve_among(record_keys, [(i, found[i]) for i in sorted(ids)], threshold=threshold)
+            held += [HeldApart(other, None, reason, score) for other, reason, score in among.held_apart]
+            if among.choice is not None:
+                targets.append(Target(contact_id=among.choice[0], rule=among.choice[1], held_apart=tuple(held)))
                 continue
         local = set(local_block.get(block, ()))
         if record_keys.phone:
             local.update(local_phone.get(record_keys.phone, ()))
         if local:
-            local_choice = best_match(record_keys, [(j, local_keys[j]) for j in sorted(local)], threshold=threshold)
-            if local_choice is not None:
-                targets.append(Target(pending=local_choice[0], rule=local_choice[1]))
+            here = resolve_among(record_keys, [(j, local_keys[j]) for j in sorted(local)], threshold=threshold)
+            held += [HeldApart(None, other, reason, score) for other, reason, score in here.held_apart]
+            if here.choice is not None:
+                targets.append(Target(pending=here.choice[0], rule=here.choice[1], held_apart=tuple(held)))
                 continue
-        targets.append(alone)
+        targets.append(Target(held_apart=tuple(held)) if held else alone)
         local_keys[index] = record_keys
         local_block[block].append(index)
         if record_keys.phone:

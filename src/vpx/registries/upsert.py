@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any
 
-from sqlalchemy import Table, bindparam, func, select, text, update
+from sqlalchemy import Table, Text, bindparam, func, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.contacts.identifiers import identifiers_added, joined, parsed
 from vpx.contacts.search import SearchBackend
 from vpx.models import Contact, ContactSource, DecisionMaker, RegistryRecord
-from vpx.registries import bulk, resolution
+from vpx.registries import bulk, duplicates, resolution
 from vpx.registries.matching import NAME_THRESHOLD
 from vpx.registries.records import COLUMN, CONTACT_COLUMNS, ImportSummary, Ready, Row, keys_from, row_terms
 from vpx.registries.seen import SeenIds
@@ -38,6 +39,7 @@ OPTIONAL_FIELDS = (
     "license_state",
 )
 OPTIONAL_AT = tuple(COLUMN[name] for name in OPTIONAL_FIELDS)
+IDENTIFIERS_AT = COLUMN["identifiers"]
 REQUIRED_FIELDS = ("business_name", "name_key", "city", "city_key", "state", "industry")
 TERM_CACHE_LIMIT = 200_000
 RECORD_AMONG = "record_id = ANY(CAST(:ids AS text[]))"
@@ -173,13 +175,17 @@ async def _refresh_statistics(session: AsyncSession, ctx: BatchContext) -> None:
 
 
 def _filled(row: Row, other: Row) -> Row:
-    """``row`` with its empty optional fields taken from ``other``."""
-    if all(row[i] is not None or other[i] is None for i in OPTIONAL_AT):
+    """``row`` with its empty optional fields taken from ``other``, and the strong identifiers of both."""
+    identifiers = row[IDENTIFIERS_AT]
+    if other[IDENTIFIERS_AT] is not None and other[IDENTIFIERS_AT] != identifiers:
+        identifiers = joined([*parsed(identifiers), *parsed(other[IDENTIFIERS_AT])])
+    if identifiers == row[IDENTIFIERS_AT] and all(row[i] is not None or other[i] is None for i in OPTIONAL_AT):
         return row
     values = list(row)
     for i in OPTIONAL_AT:
         if values[i] is None:
             values[i] = other[i]
+    values[IDENTIFIERS_AT] = identifiers
     return tuple(values)
 
 
@@ -236,7 +242,7 @@ async def _add_new(
             else:
                 assert target.contact_id is not None
                 contact_id = target.contact_id
-                merges_into_existing.append(_params(rows[index], contact_id, OPTIONAL_FIELDS))
+                merges_into_existing.append(_params(rows[index], contact_id, (*OPTIONAL_FIELDS, "identifiers")))
         sources.append((contact_id, registry, record.record_id, file_date, now))
         records.append(
             (registry, record.record_id, contact_id, record.kind, True, owns, record.registry_status, record.digest,
@@ -246,6 +252,7 @@ async def _add_new(
             touched_people.append((contact_id, record))
     summary.created += len(creating)
     summary.merged += len(new) - len(creating)
+    await duplicates.record_held_apart(session, targets, ids, found_by=f"registry:{registry}", now=now)
     await bulk.insert_rows(session, SOURCES, SOURCE_COLUMNS, sources)
     await bulk.insert_rows(session, RECORDS, RECORD_COLUMNS, records)
     if merges_into_existing:
@@ -255,6 +262,8 @@ async def _add_new(
 
 async def _fill_contact_gaps(session: AsyncSession, params: list[dict[str, Any]], now: datetime) -> None:
     values: dict[str, Any] = {name: func.coalesce(CONTACTS.c[name], bindparam(f"b_{name}")) for name in OPTIONAL_FIELDS}
+    if params and "b_identifiers" in params[0]:
+        values["identifiers"] = identifiers_added(CONTACTS.c.identifiers, bindparam("b_identifiers", type_=Text))
     await session.execute(
         update(CONTACTS).where(CONTACTS.c.id == bindparam("b_id")).values(**values, updated_at=now), params
     )

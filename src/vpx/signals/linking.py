@@ -1,6 +1,8 @@
-"""Contact linking at ingestion (issue 4): an event's contact is the one it names, else the catalogue's
-match for its business — the registry importers' own resolution (``vpx.registries.resolution``: phone,
-name and address, fuzzy name in the same city) — else a contact made from what the source gives.
+"""Contact linking at ingestion: an event's contact is the one it names, else the catalogue's match for
+its business — the registry importers' own resolution (``vpx.registries.resolution``: phone, name and
+address, fuzzy name in the same city, never across conflicting phones, domains or house numbers) —
+else a contact made from what the source gives. Businesses a veto held apart from a nearly
+equal name are recorded as possible duplicates (vpx.registries.duplicates).
 
 Everything is done for a whole batch at once: one lookup of the named contacts, one resolution of all
 the businesses, one insert of the new contacts.
@@ -21,7 +23,7 @@ from vpx.contacts.search import backend_for
 from vpx.geography import normalise_state
 from vpx.ids import new_id
 from vpx.models import Contact
-from vpx.registries import resolution
+from vpx.registries import duplicates, resolution
 from vpx.registries.matching import NAME_THRESHOLD
 from vpx.signals import classification
 
@@ -105,6 +107,9 @@ async def _resolve_businesses(
         session, [rows[i] for i in creating], search=backend_for(dialect), sources=sources, now=now
     )
     new_ids = dict(zip(creating, created, strict=True))
+    origins = {item.event.source for item in items}
+    found_by = f"signals:{next(iter(origins))}" if len(origins) == 1 else "signals"
+    await duplicates.record_held_apart(session, targets, new_ids, found_by=found_by, now=now)
     for index, target in enumerate(targets):
         item = items[index]
         if index in new_ids:

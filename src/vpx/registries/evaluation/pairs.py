@@ -1,31 +1,30 @@
-"""Measuring entity resolution: a labelled set of record pairs built from real registry samples, and
-the precision and recall of the matching rules on it (bench/registries_matching.py prints them;
-docs/registries.md records them).
+"""The records of the real samples, and the ordinary labelled pairs.
 
 A contact is a business at a location, so the labels are:
-- **same**: a record and a variant of it as another registry (or a later file) would write it —
-  legal form, punctuation, abbreviations, one typo, word order, case, street spelling, suite, a
-  missing or different phone; plus the real duplicate in the NPPES sample (LabCorp under two NPIs
-  at one address and phone);
-- **different**: every pair of distinct real records in one city and state (doctors of one practice
-  sharing a phone, two locations of one hospital system), each variant against the other records
-  of its city, and — so that names alone are put to the test, as in a big city's catalogue — every
-  pair of distinct businesses anywhere in the samples whose names are at least 50 alike, moved into
-  one city with the second one's street and phone removed.
+- **same** (``variant``): a record and a variant of it as another registry (or a later file) would
+  write it — legal form, punctuation, abbreviations, one typo, word order, case, street spelling,
+  suite, the same or no phone (a *different* phone is conflicting evidence: vetoed by design, see
+  vpx.registries.matching); plus the real duplicate in the NPPES sample (``known_same``: LabCorp
+  under two NPIs at one address and a toll-free line);
+- **different**: every pair of distinct real records in one city and state (``same_city``: doctors
+  of one practice sharing a phone, two locations of one hospital system), each variant against the
+  other records of its city (``variant_vs_other``), and — so that names alone are put to the test,
+  as in a big city's catalogue — every pair of distinct businesses anywhere in the samples whose
+  names are at least 50 alike, moved into one city with the second one's street, phone and
+  identifiers removed (``name_collision``: nothing but the name to go on).
 """
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import combinations
 from pathlib import Path
 
 from vpx.contacts.catalogue import contact_row
-from vpx.registries.matching import MatchKeys, match_rule, name_similarity
+from vpx.registries.matching import MatchKeys, name_similarity
 from vpx.registries.resolution import keys_of
 
 # NPIs of the one natural duplicate in the NPPES sample: the same laboratory company at one address.
@@ -33,7 +32,7 @@ KNOWN_SAME = {("nppes:1104829159", "nppes:1902809940")}
 
 _EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 _SUFFIXES = ["INC", "INC.", ", INC", "INCORPORATED", "LLC", "L.L.C.", "CORP", "CORPORATION", "CO", ""]
-_ABBREVIATIONS = {
+ABBREVIATIONS = {
     "CONSTRUCTION": "CONSTR",
     "SERVICES": "SVCS",
     "SERVICE": "SVC",
@@ -60,11 +59,24 @@ class LabelledRecord:
     keys: MatchKeys
 
 
+POSITIVE = ("variant", "known_same", "abbreviation", "suite", "typo", "dba")
+HARD_NEGATIVE = (
+    "other_phone",
+    "other_domain",
+    "other_house_number",
+    "other_licence",
+    "chain_location",
+    "doctor_two_practices",
+)
+OTHER_NEGATIVE = ("same_city", "variant_vs_other", "name_collision")
+
+
 @dataclass(frozen=True)
 class Pair:
     a: LabelledRecord
     b: LabelledRecord
     same: bool
+    category: str = ""
 
 
 def sample_records(shared_data: Path) -> list[LabelledRecord]:
@@ -87,20 +99,21 @@ def sample_records(shared_data: Path) -> list[LabelledRecord]:
             ctx.lookups = {"taxonomy": {}}
             for item in source.read(opened, ctx):
                 if isinstance(item, SourceRecord) and item.active and item.contact is not None:
-                    records.append(_labelled(f"{source.registry}:{item.record_id}", item.kind, item.contact))
+                    records.append(labelled(f"{source.registry}:{item.record_id}", item.kind, item.contact))
         finally:
             opened.close()
     return records
 
 
-def _labelled(key: str, kind: str, fields: dict[str, object]) -> LabelledRecord:
+def labelled(key: str, kind: str, fields: dict[str, object]) -> LabelledRecord:
+    """A record as entity resolution sees it, from contact fields (``identifiers`` included when given)."""
     row = contact_row({**fields}, origin="registry", now=_EPOCH)
     return LabelledRecord(
         key=key, kind=kind, name=str(fields["business_name"]), street=row["street"], keys=keys_of(row)
     )
 
 
-def _typo(word: str, rng: random.Random) -> str:
+def typo(word: str, rng: random.Random) -> str:
     i = rng.randrange(1, len(word) - 1)
     kind = rng.choice(("drop", "swap", "replace"))
     if kind == "drop":
@@ -122,15 +135,15 @@ def variant_name(name: str, rng: random.Random) -> str:
             if suffix:
                 words += suffix.replace(",", " ,").split()
         elif change == "abbreviate":
-            spots = [i for i, w in enumerate(words) if w in _ABBREVIATIONS]
+            spots = [i for i, w in enumerate(words) if w in ABBREVIATIONS]
             if spots:
                 i = rng.choice(spots)
-                words[i : i + 1] = _ABBREVIATIONS[words[i]].split()
+                words[i : i + 1] = ABBREVIATIONS[words[i]].split()
         elif change == "typo":
             spots = [i for i, w in enumerate(words) if len(w) >= 6 and w.isalpha()]
             if spots:
                 i = rng.choice(spots)
-                words[i] = _typo(words[i], rng)
+                words[i] = typo(words[i], rng)
         elif change == "punctuation":
             words = [w.replace(".", "").replace("'", "").replace("-", " ") for w in words if w != ","]
         elif change == "case":
@@ -155,19 +168,36 @@ def variant_street(street: str | None, rng: random.Random) -> str | None:
     return " ".join(words)
 
 
-def variant_of(record: LabelledRecord, fields: dict[str, object], rng: random.Random) -> LabelledRecord:
-    roll = rng.random()
-    phone = fields.get("phone") if roll < 0.5 else (None if roll < 0.75 else f"+1555{rng.randint(1000000, 9999999)}")
+def fields_of(record: LabelledRecord) -> dict[str, object]:
+    """The contact fields of a sample record as another source would give them (no identifiers)."""
+    return {
+        "business_name": record.name,
+        "street": record.street,
+        "city": record.keys.city_key.upper(),
+        "state": record.keys.state,
+        "phone": record.keys.phone,
+        "industry": "healthcare",
+    }
+
+
+def variant_of(record: LabelledRecord, rng: random.Random) -> LabelledRecord:
+    fields = fields_of(record)
     changed = {
         **fields,
         "business_name": variant_name(record.name, rng),
         "street": variant_street(record.street, rng),
-        "phone": phone,
+        "phone": fields["phone"] if rng.random() < 0.5 else None,
     }
-    return _labelled(record.key + "~variant", record.kind, changed)
+    return labelled(record.key + "~variant", record.kind, changed)
+
+
+def _known(a: LabelledRecord, b: LabelledRecord) -> bool:
+    return (a.key, b.key) in KNOWN_SAME or (b.key, a.key) in KNOWN_SAME
 
 
 def labelled_pairs(records: list[LabelledRecord], *, seed: int = 20261122) -> list[Pair]:
+    """The ordinary pairs: variants (same), distinct records of one city, variants against the other
+    records of their city, and name collisions (different)."""
     rng = random.Random(seed)
     by_city: dict[tuple[str, str], list[LabelledRecord]] = defaultdict(list)
     for record in records:
@@ -175,31 +205,21 @@ def labelled_pairs(records: list[LabelledRecord], *, seed: int = 20261122) -> li
     pairs: list[Pair] = []
     for group in by_city.values():
         for a, b in combinations(group, 2):
-            same = (a.key, b.key) in KNOWN_SAME or (b.key, a.key) in KNOWN_SAME
-            pairs.append(Pair(a, b, same))
+            known = _known(a, b)
+            pairs.append(Pair(a, b, known, "known_same" if known else "same_city"))
     for record in records:
         if record.kind != "organization":
             continue  # another registry would not list an individual provider as a business
-        fields: dict[str, object] = {
-            "business_name": record.name,
-            "street": record.street,
-            "city": record.keys.city_key.upper(),
-            "state": record.keys.state,
-            "phone": record.keys.phone,
-            "industry": "healthcare",
-        }
-        variant = variant_of(record, fields, rng)
-        pairs.append(Pair(record, variant, True))
+        variant = variant_of(record, rng)
+        pairs.append(Pair(record, variant, True, "variant"))
         for other in by_city[(record.keys.state, record.keys.city_key)]:
             if other.key != record.key:
-                known = (record.key, other.key) in KNOWN_SAME or (other.key, record.key) in KNOWN_SAME
-                pairs.append(Pair(variant, other, known))
+                known = _known(record, other)
+                pairs.append(Pair(variant, other, known, "variant" if known else "variant_vs_other"))
     organisations = [r for r in records if r.kind == "organization"]
     for a, b in combinations(organisations, 2):
-        if (a.key, b.key) in KNOWN_SAME or (b.key, a.key) in KNOWN_SAME:
-            continue
-        if (a.keys.state, a.keys.city_key) == (b.keys.state, b.keys.city_key):
-            continue  # already paired above
+        if _known(a, b) or (a.keys.state, a.keys.city_key) == (b.keys.state, b.keys.city_key):
+            continue  # paired above
         if name_similarity(a.keys.name_key, b.keys.name_key) < 50:
             continue
         moved = LabelledRecord(
@@ -209,44 +229,12 @@ def labelled_pairs(records: list[LabelledRecord], *, seed: int = 20261122) -> li
             street=None,
             keys=MatchKeys(b.keys.name_key, a.keys.state, a.keys.city_key, None, None),
         )
-        pairs.append(Pair(a, moved, False))
+        pairs.append(Pair(a, moved, False, "name_collision"))
     return pairs
 
 
-@dataclass(frozen=True)
-class Score:
-    threshold: float
-    true_positive: int
-    false_positive: int
-    false_negative: int
+def all_pairs(records: list[LabelledRecord], *, seed: int = 20261122) -> list[Pair]:
+    """The ordinary and the hard pairs (vpx.registries.evaluation.hard)."""
+    from vpx.registries.evaluation.hard import hard_pairs
 
-    @property
-    def precision(self) -> float:
-        found = self.true_positive + self.false_positive
-        return self.true_positive / found if found else 1.0
-
-    @property
-    def recall(self) -> float:
-        wanted = self.true_positive + self.false_negative
-        return self.true_positive / wanted if wanted else 1.0
-
-
-def score(pairs: Iterable[Pair], *, threshold: float) -> Score:
-    tp = fp = fn = 0
-    for pair in pairs:
-        predicted = match_rule(pair.a.keys, pair.b.keys, threshold=threshold) is not None
-        tp += predicted and pair.same
-        fp += predicted and not pair.same
-        fn += (not predicted) and pair.same
-    return Score(threshold, tp, fp, fn)
-
-
-def phone_only_score(pairs: Iterable[Pair]) -> Score:
-    """The naive rule "same phone, same business", for comparison."""
-    tp = fp = fn = 0
-    for pair in pairs:
-        predicted = bool(pair.a.keys.phone) and pair.a.keys.phone == pair.b.keys.phone
-        tp += predicted and pair.same
-        fp += predicted and not pair.same
-        fn += (not predicted) and pair.same
-    return Score(0.0, tp, fp, fn)
+    return labelled_pairs(records, seed=seed) + hard_pairs(records, seed=seed)
