@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -12,10 +13,11 @@ from vpx.clock import Clock
 from vpx.config import Settings, get_settings
 from vpx.db import Database
 from vpx.registries.reader import ImportFailed
+from vpx.signals.events import SignalEvent
 from vpx.signals.evidence import JsonLinesReader
 from vpx.signals.pipeline import BATCH_SIZE, ingest_events
 
-signals_app = typer.Typer(no_args_is_help=True, help="Intent signals (issue 4).")
+signals_app = typer.Typer(no_args_is_help=True, help="Intent signals: ingest evidence, import permits and filings.")
 
 
 @signals_app.command("ingest")
@@ -65,51 +67,109 @@ signals_app.add_typer(import_app, name="import")
 @import_app.command("permits")
 def import_permits_command(
     path: Annotated[Path, typer.Argument(help="A city's building-permit CSV export.", show_default=False)],
-    city: Annotated[str, typer.Option(help="The city's mapping (src/vpx/signals/sources/cities/CITY.toml).")],
+    city: Annotated[str | None, typer.Option(help="A packaged city's mapping: chicago or sf.")] = None,
+    mapping_file: Annotated[
+        Path | None,
+        typer.Option("--mapping", help="Your own mapping file (TOML) for any city: see docs/signal-sources.md."),
+    ] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Read the file, write nothing: the first rows as they would be imported.")
+    ] = False,
+    show: Annotated[int, typer.Option(min=0, max=1000, help="Rows a dry run shows.")] = 10,
     batch_size: Annotated[int, typer.Option(min=1, max=20_000, help="Events per transaction.")] = BATCH_SIZE,
     as_json: bool = JsonOption,
 ) -> None:
-    """permit_filed signals from a city's building permits, one per permit that names a contractor.
-    Running the same file again inserts nothing new."""
+    """permit_filed signals from a city's building permits, one per permit that names a contractor
+    (placeholders such as "SELF CONTRACTOR …" skipped). Running the same file again inserts nothing new."""
     from vpx.signals.sources import permits
 
+    if (city is None) == (mapping_file is None):
+        fail("give one of --city and --mapping", as_json=as_json, code="invalid_parameters")
     if not path.is_file():
         fail(f"no such file: {path}", as_json=as_json, code="invalid_parameters")
     try:
-        mapping = permits.load_mapping(city)
-    except ValueError as exc:
-        fail(str(exc), as_json=as_json, code="invalid_parameters")
+        mapping = permits.load_mapping(city) if city is not None else permits.load_mapping_file(Path(str(mapping_file)))
+    except permits.MappingError as exc:
+        fail(str(exc), as_json=as_json, code=exc.code)
+    skipped: list[permits.PermitSkip] = []
+    reading = permits.PermitReading()
+    if dry_run:
+        try:
+            result = _dry_run(permits.read_permits(path, mapping, skipped, reading), reading, mapping.source, show)
+        except permits.MappingError as exc:
+            fail(str(exc), as_json=as_json, code=exc.code)
+        except ImportFailed as exc:
+            fail(str(exc), as_json=as_json, code=exc.code)
+        emit(result, as_json=as_json, title=f"dry run: {mapping.source}")
+        return
     settings = get_settings()
     from vpx.migrations import upgrade
 
     upgrade(settings)
-    skipped: list[permits.PermitSkip] = []
 
     async def work(database: Database, settings: Settings) -> dict[str, Any]:
-        events = permits.read_permits(path, mapping, skipped)
+        events = permits.read_permits(path, mapping, skipped, reading)
         report = await ingest_events(database, events, settings=settings, clock=Clock(), batch_size=batch_size)
         found = [{"line": s.line, "reason": s.reason, "message": s.message} for s in skipped]
         found += [{"line": None, "reason": s.reason, "message": s.message} for s in report.skipped]
         return {
             "source": mapping.source,
-            "rows_read": report.ingested + report.duplicates + len(found),
+            "encoding": reading.encoding,
+            "rows_read": reading.rows_read,
             "ingested": report.ingested,
             "duplicates": report.duplicates,
             "fcra_blocked": report.fcra_blocked,
             "contacts_linked": report.contacts_linked,
             "contacts_created": report.contacts_created,
+            "distinct_contractors": len(reading.contractors),
             "skipped_by_reason": _count(item["reason"] for item in found),
             "skipped": found,
         }
 
     try:
         result = run_with_database(work, as_json=as_json, settings=settings)
-    except ValueError as exc:
-        fail(str(exc), as_json=as_json, code="invalid_file")
+    except permits.MappingError as exc:
+        fail(str(exc), as_json=as_json, code=exc.code)
+    except ImportFailed as exc:
+        fail(str(exc), as_json=as_json, code=exc.code)
     if as_json:
         emit(result, as_json=True)
         return
     emit({k: v for k, v in result.items() if k != "skipped"}, as_json=False)
+
+
+def _dry_run(events: Iterator[SignalEvent], reading: Any, source: str, show: int) -> dict[str, Any]:
+    """A permit import that writes nothing: the first events as the pipeline would receive them."""
+    first: list[dict[str, Any]] = []
+    made = 0
+    for event in events:
+        made += 1
+        if len(first) < show:
+            business = event.business
+            first.append(
+                {
+                    "permit_number": event.source_record_id,
+                    "observed_at": event.observed_at,
+                    "industry": event.industry,
+                    "topic": event.topic,
+                    "summary": event.summary,
+                    "contractor": None if business is None else {
+                        "name": business.name, "city": business.city, "state": business.state,
+                        "phone": business.phone, "address": business.address, "postal_code": business.postal_code,
+                    },
+                    "evidence": event.evidence,
+                }
+            )  # fmt: skip
+    return {
+        "source": source,
+        "dry_run": True,
+        "encoding": reading.encoding,
+        "rows_read": reading.rows_read,
+        "signals": made,
+        "distinct_contractors": len(reading.contractors),
+        "skipped_by_reason": _count(s.reason for s in reading.skipped),
+        "first": first,
+    }
 
 
 @import_app.command("edgar")

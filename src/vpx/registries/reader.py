@@ -108,8 +108,8 @@ class OpenedFile:
         self.text.close()
 
 
-def open_text(path: Path) -> OpenedFile:
-    """Opens a published file for streaming text reads, its encoding detected."""
+def open_text(path: Path, *, encoding: str | None = None) -> OpenedFile:
+    """Opens a published file for streaming text reads, in ``encoding`` or the one detected."""
     try:
         raw = path.open("rb")
     except OSError as exc:
@@ -119,9 +119,10 @@ def open_text(path: Path) -> OpenedFile:
     if b"\x00" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raw.close()
         raise ImportFailed(f"{path} is not a text file (it contains NUL bytes)", code="not_text")
-    encoding = detect_encoding(head)
+    detected = encoding is None
+    encoding = encoding or detect_encoding(head)
     counter = CountingReader(raw)
-    errors = "vpx_cp1252_fallback" if encoding.startswith("utf-8") else "strict"
+    errors = "vpx_cp1252_fallback" if detected and encoding.startswith("utf-8") else "strict"
     text = io.TextIOWrapper(io.BufferedReader(counter, 1 << 20), encoding=encoding, errors=errors, newline="")
     return OpenedFile(path=path, size=path.stat().st_size, encoding=encoding, head=head, counter=counter, text=text)
 

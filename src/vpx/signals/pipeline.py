@@ -1,4 +1,4 @@
-"""The one ingestion pipeline every source feeds (issue 4): validate, classify (D20, D21), drop what
+"""The one ingestion pipeline every source feeds: validate, classify (D20, D21), drop what
 was ingested before (source + source_record_id), link or create the contact, number the signals in
 commit order, insert them in bulk, raise the contacts' price tier (D9), run the ingest hooks, commit.
 

@@ -11,7 +11,7 @@ left side's largest position). A contact with any other character is left to the
 unaccent's rules and the parser's idea of a letter are the server's to apply. A test holds this
 to the definition on generated text.
 
-Measured (docs/benchmarks.md, issue 3): copying 200,000 contacts took 5.1 s with the vector computed
+Measured (docs/benchmarks.md): copying 200,000 contacts took 5.1 s with the vector computed
 by the server and 2.9 s with it supplied; building it here costs a few microseconds a contact, on the
 reader's core.
 """

@@ -4,7 +4,7 @@ The stored search vector calls vpx_fold five times a contact row. A SQL function
 when its body is no more volatile than its declaration; vpx_fold is IMMUTABLE over the STABLE
 unaccent(), so it never was, and each call ran the SQL-function executor: 1.3 µs against 0.75 µs in
 PL/pgSQL, whose simple-expression path caches the plan. Inserting 200,000 contacts: 6.6 s -> 5.0 s
-(docs/benchmarks.md, issue 3). The body and its result are unchanged, so stored vectors stay valid.
+(docs/benchmarks.md). The body and its result are unchanged, so stored vectors stay valid.
 
 Revision ID: 20261124_fold_plpgsql
 Revises: 20261122_signal_pair_index

@@ -1,1 +1,1 @@
-"""Signal sources that read published files and feed the one ingest pipeline (issue 4)."""
+"""Signal sources that read published files and feed the one ingest pipeline."""
