@@ -28,15 +28,22 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-import tldextract
 from sqlalchemy import ColumnElement, Text, case, literal
 
 from vpx.contacts.normalise import name_key
 
-# The Public Suffix List as the installed tldextract ships it: never fetched at run time (the
-# service runs offline), private suffixes included so that two shops on one hosting platform
-# (acme.github.io, other.github.io) are two domains.
-_EXTRACT = tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
+
+@lru_cache(maxsize=1)
+def _extractor() -> Any:
+    """The Public Suffix List as the installed tldextract ships it: never fetched at run time (the
+    service runs offline), private suffixes included so that two shops on one hosting platform
+    (acme.github.io, other.github.io) are two domains. Loaded on first use: it and its imports
+    weigh some 25 MB, which an import of a registry without websites (NPPES) never needs."""
+    import tldextract
+
+    return tldextract.TLDExtract(suffix_list_urls=(), cache_dir=None, include_psl_private_domains=True)
+
+
 _HOST = re.compile(r"^(?:[a-z][a-z0-9+.-]*://)?(?:[^@/?#]*@)?([^/?#:]+)")
 _NOT_ALNUM = re.compile(r"[^0-9a-z]+")
 KINDS = ("tel", "web", "lic", "npi", "ein", "cik", "aka")
@@ -60,7 +67,7 @@ def registrable_domain(website: str | None) -> str | None:
         return str(ipaddress.ip_address(host))
     except ValueError:
         pass
-    parts = _EXTRACT(host)
+    parts = _extractor()(host)
     if parts.suffix and parts.domain:
         return f"{parts.domain}.{parts.suffix}"
     labels = host.split(".")
@@ -68,7 +75,8 @@ def registrable_domain(website: str | None) -> str | None:
 
 
 def _key(text: str) -> str:
-    return _NOT_ALNUM.sub("", text.lower())
+    lowered = text.lower()
+    return lowered if lowered.isalnum() and lowered.isascii() else _NOT_ALNUM.sub("", lowered)
 
 
 def licence_token(state: str | None, scheme: str | None, number: str | None) -> str | None:
@@ -76,10 +84,15 @@ def licence_token(state: str | None, scheme: str | None, number: str | None) -> 
     letters and digits only (``A-12 345`` and ``a12345`` are one licence)."""
     if not state or not scheme or not number:
         return None
-    number_key, scheme_key = _key(number), _key(scheme)
+    number_key, scheme_key = _key(number), _scheme_key(scheme)
     if not number_key or not scheme_key:
         return None
     return f"lic:{state.lower()}:{scheme_key}:{number_key}"
+
+
+@lru_cache(maxsize=1024)
+def _scheme_key(scheme: str) -> str:
+    return _key(scheme)
 
 
 def npi_token(npi: str | None) -> str | None:
@@ -89,7 +102,9 @@ def npi_token(npi: str | None) -> str | None:
 def ein_token(ein: str | None) -> str | None:
     """``ein:`` and the nine digits of an EIN written ``12-3456789`` or ``123456789``; None for
     anything else (NPPES publishes ``<UNAVAIL>``)."""
-    digits = re.sub(r"[\s-]", "", ein or "")
+    if not ein or not ein[:1].isdigit():
+        return None  # NPPES's "<UNAVAIL>", or nothing
+    digits = re.sub(r"[\s-]", "", ein)
     return f"ein:{digits}" if len(digits) == 9 and digits.isdigit() else None
 
 
@@ -124,7 +139,6 @@ def joined(tokens: Iterable[str | None]) -> str | None:
     return " ".join(unique) if unique else None
 
 
-@lru_cache(maxsize=1 << 16)
 def parsed(text: str | None) -> frozenset[str]:
     return frozenset(text.split()) if text else frozenset()
 

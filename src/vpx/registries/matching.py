@@ -82,6 +82,7 @@ class MatchKeys:
     block: str = ""  # block_token() of the stored name_key: what candidates are looked up by
     website: str | None = None  # the registrable domain of the website (identifiers.registrable_domain)
     identifiers: frozenset[str] = frozenset()  # strong identifiers beyond phone and website (identifiers.py)
+    second_block: str = ""  # second_token() of the stored name_key: the second block's word
 
 
 def name_similarity(a: str, b: str) -> float:
@@ -110,7 +111,7 @@ TOLL_FREE = ("+1800", "+1833", "+1844", "+1855", "+1866", "+1877", "+1888")
 VETO_REASONS = {"tel": "phone", "web": "website", "npi": "npi", "ein": "ein", "cik": "cik"}
 
 
-@lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 12)
 def strong_evidence(phone: str | None, website: str | None, identifiers: frozenset[str]) -> dict[str, frozenset[str]]:
     """A record's strong identifiers by kind: its phones, registrable domains, licences, NPI, EIN, CIK."""
     by_kind: dict[str, set[str]] = {}
@@ -174,7 +175,7 @@ class Decision:
         return self.veto is not None and self.score >= NAME_THRESHOLD
 
 
-@lru_cache(maxsize=1 << 14)
+@lru_cache(maxsize=1 << 12)
 def _names(name_key: str, identifiers: frozenset[str]) -> tuple[str, ...]:
     return (name_key, *(match_name(other) for other in other_names(identifiers)))
 

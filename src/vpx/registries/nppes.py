@@ -16,7 +16,7 @@ from datetime import date, datetime
 from hashlib import blake2b
 from typing import cast
 
-from vpx.contacts.identifiers import aka_token, ein_token, joined, licence_token
+from vpx.contacts.identifiers import aka_token, ein_token, licence_token
 from vpx.contacts.normalise import (
     display_name,
     display_street,
@@ -277,21 +277,28 @@ def _maker(c: _Columns, taxonomy: Taxonomy, now: datetime | None) -> Callable[[l
         street = display_street(values[street1_at], values[street2_at]) or None
         city = display_name(city)
         postal = postal_code(values[postal_at])
-        phone = fast_phone_e164(values[phone_at].strip())
+        practice_phone = values[phone_at].strip()
+        phone = fast_phone_e164(practice_phone)
         # Strong identifiers (vpx.contacts.identifiers): the NPI, the licence, the mailing address's
         # phone when it is another number (a record listing both agrees with either), and an
-        # organisation's other name (a DBA, a former name) to compare names with.
-        mailing_phone = fast_phone_e164(values[mailing_phone_at].strip())
-        other_name = values[other_name_at].strip() if kind == "organization" else ""
-        identifiers = joined(
-            [
-                f"npi:{npi}",
-                ein_token(values[ein_at]) if kind == "organization" else None,
-                licence_token(licence_from, license_type, licence_number),
-                f"tel:{mailing_phone}" if mailing_phone and mailing_phone != phone else None,
-                aka_token(other_name) if other_name and other_name != values[org_at].strip() else None,
-            ]
-        )
+        # organisation's EIN and other name (a DBA, a former name) to compare names with. One token of
+        # each kind at most: sorted, they are what identifiers.joined would make.
+        tokens = [f"npi:{npi}"]
+        if licence_number is not None:
+            token = licence_token(licence_from, license_type, licence_number)
+            if token is not None:
+                tokens.append(token)
+        mailing = values[mailing_phone_at].strip()
+        if mailing and mailing != practice_phone:
+            mailing_phone = fast_phone_e164(mailing)
+            if mailing_phone and mailing_phone != phone:
+                tokens.append(f"tel:{mailing_phone}")
+        if kind == "organization":
+            ein = ein_token(values[ein_at])
+            other_name = values[other_name_at].strip()
+            aka = aka_token(other_name) if other_name and other_name != values[org_at].strip() else None
+            tokens += [t for t in (ein, aka) if t]
+        identifiers = " ".join(sorted(tokens))
         if not ready:
             return SourceRecord(
                 record_id=npi,
