@@ -19,7 +19,7 @@ from tests.registries.conftest import Importer, catalogue_counts, possible_dupli
 from tests.registries.formats import write_cslb, write_nppes, write_nucc
 from tests.registries.test_nppes import _contact
 from vpx.contacts.catalogue import add_contacts, contact_row
-from vpx.contacts.normalise import second_token, street_key
+from vpx.contacts.normalise import street_key
 from vpx.contacts.search import backend_for
 from vpx.models import ContactSource, DecisionMaker
 from vpx.registries import evaluation
@@ -31,7 +31,6 @@ from vpx.registries.resolution import (
     house_expression,
     keys_of,
     resolve_keys,
-    second_expression,
 )
 
 pytestmark = pytest.mark.asyncio
@@ -286,66 +285,3 @@ async def test_the_block_lookup_reads_the_block_index_down_to_the_house(app: Fas
             )
         )
         assert "ix_contacts_block" in plan and "ltrim" in plan.split("Index Cond", 1)[1], plan
-
-
-async def test_the_second_word_in_sql_is_the_one_resolution_reads(app: FastAPI) -> None:
-    # ix_contacts_block_second is keyed by second_expression: a contact whose second word the SQL read
-    # otherwise than normalise.second_token(name_key) would be missed by the second block's lookups.
-    rng = random.Random(5)
-    pieces = ["the", "acme", "a", "b", "plumbing", "co", "x", "dental", "1", "22", "the"]
-    names = ["".join(rng.choice(pieces) + " " for _ in range(rng.randint(1, 4))).strip() for _ in range(1_500)]
-    names += ["the", "the acme", "acme", "acme the", "the the x", ""]
-    sqlite = app.state.database.dialect == "sqlite"
-    expression = second_expression(sqlite=sqlite)
-    async with app.state.database.read_sessions() as session:
-        connection = await session.connection()
-        for name in names:
-            result = await connection.exec_driver_sql(
-                f"SELECT {expression} FROM (SELECT {'?' if sqlite else '$1::text'} AS name_key) AS s", (name,)
-            )
-            assert result.scalar_one() == second_token(name), name
-        if sqlite:
-            [(sql,)] = (await connection.exec_driver_sql(
-                "SELECT sql FROM sqlite_master WHERE name = 'ix_contacts_block_second'"
-            )).all()  # fmt: skip
-            assert second_expression(sqlite=True) in sql and house_expression(sqlite=True) in sql
-
-
-async def test_a_misspelt_or_moved_first_word_finds_its_business_at_its_address(app: FastAPI) -> None:
-    database = app.state.database
-    now = datetime(2026, 11, 24, tzinfo=UTC)
-    stored = {"business_name": "Daywest Healthcare Services", "street": "4285 Highland Dr", "city": "Salt Lake City",
-              "state": "UT", "industry": "healthcare"}  # fmt: skip
-    async with database.write_sessions() as session, session.begin():
-        [contact_id] = await add_contacts(
-            session, [contact_row(stored, origin="registry", now=now)], search=backend_for(database.dialect), now=now
-        )
-    variants = [
-        {**stored, "business_name": "Daywset Healthcare Services"},  # a typo in the first word
-        {**stored, "business_name": "Healthcare Services Daywest", "street": "4285 HIGHLAND DRIVE"},  # moved
-        {**stored, "business_name": "Daywset Healthcare Services", "street": None},  # no house number: no block
-    ]
-    async with database.read_sessions() as session:
-        targets = await resolve_keys(
-            session, [keys_of(contact_row(v, origin="registry", now=now)) for v in variants], threshold=NAME_THRESHOLD
-        )
-    assert [t.contact_id for t in targets] == [contact_id, contact_id, None]
-
-
-async def test_the_second_block_lookup_reads_its_index(app: FastAPI) -> None:
-    database = app.state.database
-    if database.dialect == "sqlite":
-        pytest.skip("SQLite's lookup names its index (INDEXED BY): a wrong expression would fail the query")
-    async with database.read_sessions() as session:
-        connection = await session.connection()
-        await connection.exec_driver_sql("SET enable_seqscan = off")
-        plan = "\n".join(
-            row[0]
-            for row in await connection.exec_driver_sql(
-                "EXPLAIN SELECT c.id FROM unnest(ARRAY['TX'], ARRAY['houston'], ARRAY['acme'], ARRAY['12']) "
-                "AS b(state, city_key, token, house) JOIN contacts c ON c.state = b.state "
-                f"AND c.city_key = b.city_key AND {second_expression(sqlite=False, table='c.')} = b.token "
-                f"AND {house_expression(sqlite=False, table='c.')} = b.house"
-            )
-        )
-        assert "ix_contacts_block_second" in plan, plan

@@ -370,17 +370,6 @@ def postal_code(raw: str | None) -> str | None:
     return None
 
 
-def second_token(name_key: str) -> str:
-    """The word entity resolution's second block is on: the second word of the matching key after a
-    leading "the" ("" for a one-word name); the ``ix_contacts_block_second`` index computes the same
-    in SQL. It finds a business whose first word was misspelt or moved ("Daywset Healthcare",
-    "Healthcare Services Daywest")."""
-    if name_key.startswith("the "):
-        name_key = name_key[4:]
-    parts = name_key.split(" ", 2)
-    return parts[1] if len(parts) > 1 else ""
-
-
 def block_token(name_key: str) -> str:
     """The word entity resolution blocks on: the first word of the matching key after a leading
     "the" (the ``ix_contacts_block`` index computes the same in SQL)."""

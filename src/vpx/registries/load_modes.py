@@ -35,7 +35,7 @@ BULK_MIN_ROWS = 100_000
 BULK_MAX_SHARE = 0.1
 # Indexes the import reads while it runs (entity resolution, upsert, replacing decision-makers).
 KEPT_INDEXES = frozenset(
-    ["ix_contacts_phone", "ix_contacts_block", "ix_contacts_block_second", "ix_decision_makers_registry_record_id"]
+    ["ix_contacts_phone", "ix_contacts_block", "ix_decision_makers_registry_record_id"]
 )  # fmt: skip
 # Tables whose secondary indexes may be set aside; registry_records keeps all of its own (the
 # upsert and status refresh look records up by registry id and by contact).

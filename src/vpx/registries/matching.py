@@ -82,7 +82,6 @@ class MatchKeys:
     block: str = ""  # block_token() of the stored name_key: what candidates are looked up by
     website: str | None = None  # the registrable domain of the website (identifiers.registrable_domain)
     identifiers: frozenset[str] = frozenset()  # strong identifiers beyond phone and website (identifiers.py)
-    second_block: str = ""  # second_token() of the stored name_key: the second block's word
 
 
 def name_similarity(a: str, b: str) -> float:

@@ -12,7 +12,7 @@ from operator import itemgetter
 from typing import Any, NamedTuple
 
 from vpx.contacts.identifiers import joined, licence_of, parsed, registrable_domain
-from vpx.contacts.normalise import block_token, name_key, second_token, street_key, text_key, words
+from vpx.contacts.normalise import block_token, name_key, street_key, text_key, words
 from vpx.contacts.search.vector import contact_vector
 from vpx.registries.matching import MatchKeys, match_name
 
@@ -98,7 +98,7 @@ def _labels(keys: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
 
 Row = tuple[Any, ...]
 # MatchKeys' fields, in order (identifiers as the column keeps them: a space-separated string)
-KeyFields = tuple[str, str, str, str | None, str | None, str, str | None, str | None, str]
+KeyFields = tuple[str, str, str, str | None, str | None, str, str | None, str | None]
 PersonFields = tuple[str, str | None, str, str | None]  # name, title, role, phone
 
 
@@ -145,12 +145,12 @@ def match_keys(row: Row) -> KeyFields:
     key = row[_NAME_KEY]
     return (
         match_name(key), row[_STATE], row[_CITY_KEY], street_key(row[_STREET]), row[_PHONE], block_token(key),
-        registrable_domain(row[_WEBSITE]), row[_IDENTIFIERS], second_token(key),
+        registrable_domain(row[_WEBSITE]), row[_IDENTIFIERS],
     )  # fmt: skip
 
 
 def keys_from(fields: KeyFields) -> MatchKeys:
-    return MatchKeys(*fields[:7], identifiers=parsed(fields[7]), second_block=fields[8])
+    return MatchKeys(*fields[:7], identifiers=parsed(fields[7]))
 
 
 @lru_cache(maxsize=1 << 17)

@@ -2,12 +2,8 @@
 
 Candidates come from indexed blocks only, never from a scan: contacts with the same phone, and
 contacts in the same state and city whose name starts with the same word (``ix_contacts_block``, an
-expression index on state, city, that word and the house number). A record with a house number also
-meets, at that number, the contacts whose first or second word is its first or second word
-(``ix_contacts_block_second`` on the second word): a misspelt or moved first word ("Daywset
-Healthcare Services", "Healthcare Services Daywest") still finds its business. Records earlier in the
-same batch are candidates too, so a business listed twice in one file becomes one contact. rapidfuzz
-only runs within a block.
+expression index on state, city and that word). Records earlier in the same batch are candidates too, so
+a business listed twice in one file becomes one contact. rapidfuzz only runs within a block.
 """
 
 from __future__ import annotations
@@ -22,7 +18,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.contacts.identifiers import parsed, registrable_domain
-from vpx.contacts.normalise import LEGAL_SUFFIXES, block_token, second_token, street_key
+from vpx.contacts.normalise import block_token, street_key
 from vpx.registries.bulk import SQLITE_CHUNK, sqlite_chunks
 from vpx.registries.matching import MatchKeys, house_number, match_name, resolve_among
 
@@ -58,7 +54,6 @@ def keys_of(row: dict[str, Any]) -> MatchKeys:
         block=block_token(row["name_key"]),
         website=registrable_domain(row.get("website")),
         identifiers=parsed(row.get("identifiers")),
-        second_block=second_token(row["name_key"]),
     )
 
 
@@ -73,25 +68,6 @@ def block_expression(*, sqlite: bool, table: str = "") -> str:
     if sqlite:
         return f"substr({rest}, 1, instr({rest} || ' ', ' ') - 1)"
     return f"split_part({rest}, ' ', 1)"
-
-
-def second_expression(*, sqlite: bool, table: str = "") -> str:
-    """SQL for second_token(name_key); the same expression as the ix_contacts_block_second index."""
-    column = f"{table}name_key"
-    rest = f"(CASE WHEN substr({column}, 1, 4) = 'the ' THEN substr({column}, 5) ELSE {column} END)"
-    if sqlite:
-        after = f"substr({rest}, instr({rest} || ' ', ' ') + 1)"
-        return f"substr({after}, 1, instr({after} || ' ', ' ') - 1)"
-    return f"split_part({rest}, ' ', 2)"
-
-
-# Words too common to block on: a legal form, a conjunction ("Smith and Sons", "Acme LLC").
-_NOT_A_BLOCK = frozenset({*LEGAL_SUFFIXES, "and", "of", "the", "co", "de", "la", "el", "dr"})
-
-
-def _second_words(keys: MatchKeys) -> tuple[str, ...]:
-    """The words a record with a house number meets in the second block lookups."""
-    return tuple(w for w in dict.fromkeys((keys.block, keys.second_block)) if len(w) > 1 and w not in _NOT_A_BLOCK)
 
 
 COLUMNS = "c.id, c.name_key, c.state, c.city_key, c.street, c.phone, c.status, c.website, c.identifiers"
@@ -153,7 +129,6 @@ def stored_keys(
         block_token(name_key),
         registrable_domain(website),
         parsed(identifiers),
-        second_token(name_key),
     )
 
 
@@ -168,27 +143,14 @@ async def candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int, 
     # fetched, however large the block, and the index finds exactly these).
     lookups = {_lookup(k) for k in keys if k.block}
     whole = {lookup[:3] for lookup in lookups if lookup[3] is None}
-    # A record with a house number also meets, at that number, the contacts whose first word is its
-    # second, and those whose second word is its first or second (the second block index).
-    housed_first: set[tuple[str, str, str, str]] = set()
-    housed_second: set[tuple[str, str, str, str]] = set()
-    for k in keys:
-        state, city, _, number = _lookup(k)
-        if number is None:
-            continue
-        for word in _second_words(k):
-            for house in (number, WHOLE_STREET):
-                housed_second.add((state, city, word, house))
-                if word != k.block:
-                    housed_first.add((state, city, word, house))
     housed = sorted(
         {(*lookup[:3], house) for lookup in lookups if lookup[3] is not None and lookup[:3] not in whole
-         for house in (lookup[3], WHOLE_STREET)} | {h for h in housed_first if h[:3] not in whole}
+         for house in (lookup[3], WHOLE_STREET)}
     )  # fmt: skip
     if session.get_bind().dialect.name == "postgresql":
-        results = await _postgres_rows(session, phones, sorted(whole), housed, sorted(housed_second))
+        results = await _postgres_rows(session, phones, sorted(whole), housed)
     else:
-        results = await _sqlite_rows(session, phones, sorted(whole), housed, sorted(housed_second))
+        results = await _sqlite_rows(session, phones, sorted(whole), housed)
     found: dict[int, MatchKeys] = {}
     for rows in results:
         for row in rows:
@@ -198,11 +160,7 @@ async def candidates(session: AsyncSession, keys: list[MatchKeys]) -> dict[int, 
 
 
 async def _postgres_rows(
-    session: AsyncSession,
-    phones: list[str],
-    whole: list[tuple[str, str, str]],
-    housed: list[tuple[str, str, str, str]],
-    second: list[tuple[str, str, str, str]],
+    session: AsyncSession, phones: list[str], whole: list[tuple[str, str, str]], housed: list[tuple[str, str, str, str]]
 ) -> list[Any]:
     """The lookups' results (rows of COLUMNS) on PostgreSQL: arrays, not IN lists, so one parameter
     each whatever the batch size."""
@@ -233,35 +191,11 @@ async def _postgres_rows(
             "whole_tokens": [b[2] for b in whole],
         },
     )
-    results = [by_phone.all(), by_block.all()]
-    if second:
-        same_second = (
-            f"c.state = b.state AND c.city_key = b.city_key AND {second_expression(sqlite=False, table='c.')} = b.token"
-        )
-        by_second = await session.execute(
-            text(
-                f"SELECT {COLUMNS} FROM unnest(CAST(:states AS text[]), CAST(:cities AS text[]), "
-                "CAST(:tokens AS text[]), CAST(:houses AS text[])) AS b(state, city_key, token, house) "
-                f"JOIN contacts c ON {same_second} AND {house_expression(sqlite=False, table='c.')} = b.house "
-                "WHERE c.status = 'active'"
-            ),
-            {
-                "states": [b[0] for b in second],
-                "cities": [b[1] for b in second],
-                "tokens": [b[2] for b in second],
-                "houses": [b[3] for b in second],
-            },
-        )
-        results.append(by_second.all())
-    return results
+    return [by_phone.all(), by_block.all()]
 
 
 async def _sqlite_rows(
-    session: AsyncSession,
-    phones: list[str],
-    whole: list[tuple[str, str, str]],
-    housed: list[tuple[str, str, str, str]],
-    second: list[tuple[str, str, str, str]],
+    session: AsyncSession, phones: list[str], whole: list[tuple[str, str, str]], housed: list[tuple[str, str, str, str]]
 ) -> list[Any]:
     """The lookups' results on SQLite: plain driver SQL with "?" parameters (statements whose
     parameter count changed with the batch would each stay in SQLAlchemy's compiled cache,
@@ -286,23 +220,17 @@ async def _sqlite_rows(
         f"c.state = b.state AND c.city_key = b.city_key AND {block_expression(sqlite=True, table='c.')} = b.token"
     )
     at_house = f"{same_block} AND {house_expression(sqlite=True, table='c.')} = b.house"
-    second_at_house = (
-        f"c.state = b.state AND c.city_key = b.city_key AND {second_expression(sqlite=True, table='c.')} = b.token "
-        f"AND {house_expression(sqlite=True, table='c.')} = b.house"
-    )
-    housed_names = ("state", "city_key", "token", "house")
-    lookups: list[tuple[Sequence[tuple[str, ...]], tuple[str, ...], str, str]] = [
-        (housed, housed_names, at_house, "ix_contacts_block"),
-        (whole, ("state", "city_key", "token"), same_block, "ix_contacts_block"),
-        (second, housed_names, second_at_house, "ix_contacts_block_second"),
+    lookups: list[tuple[Sequence[tuple[str, ...]], tuple[str, ...], str]] = [
+        (housed, ("state", "city_key", "token", "house"), at_house),
+        (whole, ("state", "city_key", "token"), same_block),
     ]
-    for blocks, names, condition, index in lookups:
+    for blocks, names, condition in lookups:
         row_marks = "(" + ", ".join("?" for _ in names) + ")"
         for block_chunk in sqlite_chunks(blocks, SQLITE_CHUNK // len(names)):
             rows_sql = ", ".join(row_marks for _ in block_chunk)
             in_blocks = await connection.exec_driver_sql(
                 f"WITH b({', '.join(names)}) AS (VALUES {rows_sql}) SELECT {COLUMNS} FROM b "
-                f"JOIN contacts c INDEXED BY {index} ON {condition}",
+                f"JOIN contacts c INDEXED BY ix_contacts_block ON {condition}",
                 tuple(value for block in block_chunk for value in block),
             )
             results.append(in_blocks.all())
@@ -337,36 +265,25 @@ async def resolve_keys(session: AsyncSession, keys: list[MatchKeys | None], *, t
     businesses = [k for k in keys if k is not None]
     found = await candidates(session, businesses) if businesses else {}
     by_phone: dict[str, list[int]] = defaultdict(list)
-    by_first: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    by_second: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    by_block: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     for contact_id, other in found.items():
         if other.phone:
             by_phone[other.phone].append(contact_id)
-        by_first[_block(other)].append(contact_id)
-        if other.second_block:
-            by_second[(other.state, other.city_key, other.second_block)].append(contact_id)
+        by_block[_block(other)].append(contact_id)
 
     targets: list[Target] = []
     alone = Target()
     local_phone: dict[str, list[int]] = defaultdict(list)
-    local_first: dict[tuple[str, str, str], list[int]] = defaultdict(list)
-    local_second: dict[tuple[str, str, str], list[int]] = defaultdict(list)
+    local_block: dict[tuple[str, str, str], list[int]] = defaultdict(list)
     local_keys: dict[int, MatchKeys] = {}
     for index, record_keys in enumerate(keys):
         if record_keys is None:
             targets.append(alone)
             continue
         block = _block(record_keys)
-        words = _second_words(record_keys) if _lookup(record_keys)[3] is not None else ()
-        ids = set(by_first.get(block, ()))
-        local = set(local_first.get(block, ()))
-        for word in words:
-            place = (record_keys.state, record_keys.city_key, word)
-            ids.update(by_first.get(place, ()), by_second.get(place, ()))
-            local.update(local_first.get(place, ()), local_second.get(place, ()))
+        ids = set(by_block.get(block, ()))
         if record_keys.phone:
             ids.update(by_phone.get(record_keys.phone, ()))
-            local.update(local_phone.get(record_keys.phone, ()))
         held: list[HeldApart] = []
         if ids:
             among = resolve_among(record_keys, [(i, found[i]) for i in sorted(ids)], threshold=threshold)
@@ -374,6 +291,9 @@ async def resolve_keys(session: AsyncSession, keys: list[MatchKeys | None], *, t
             if among.choice is not None:
                 targets.append(Target(contact_id=among.choice[0], rule=among.choice[1], held_apart=tuple(held)))
                 continue
+        local = set(local_block.get(block, ()))
+        if record_keys.phone:
+            local.update(local_phone.get(record_keys.phone, ()))
         if local:
             here = resolve_among(record_keys, [(j, local_keys[j]) for j in sorted(local)], threshold=threshold)
             held += [HeldApart(None, other, reason, score) for other, reason, score in here.held_apart]
@@ -382,9 +302,7 @@ async def resolve_keys(session: AsyncSession, keys: list[MatchKeys | None], *, t
                 continue
         targets.append(Target(held_apart=tuple(held)) if held else alone)
         local_keys[index] = record_keys
-        local_first[block].append(index)
-        if record_keys.second_block:
-            local_second[(record_keys.state, record_keys.city_key, record_keys.second_block)].append(index)
+        local_block[block].append(index)
         if record_keys.phone:
             local_phone[record_keys.phone].append(index)
     return targets

@@ -5,10 +5,7 @@ beyond doubt ("kind:value" tokens: npi, ein, cik, licences, further phones and d
 resolution never joins two records that disagree on one of them. Existing contacts get the NPIs and
 CSLB licence numbers of their registry records and the CIKs of the companies linked to them.
 ``possible_duplicates`` lists the pairs a rule would have joined but conflicting evidence kept apart,
-for an operator to merge or dismiss (`vpx registries duplicates`). ``ix_contacts_block_second``
-blocks entity resolution on the second word of a name, at the house number, so that a misspelt or
-moved first word still finds its business (vpx.registries.resolution; the expressions below are this
-migration's own copies, held to the live ones by a test).
+for an operator to merge or dismiss (`vpx registries duplicates`).
 
 Revision ID: 20261126_possible_duplicates
 Revises: 20261124_block_house
@@ -46,39 +43,11 @@ def _backfill(sqlite: bool) -> None:
     )
 
 
-_BEFORE = " !\"$%&''()*+,-./:;<=>?@[\\]^_`{|}~"
-_ALNUM = "0123456789abcdefghijklmnopqrstuvwxyz"
-
-
-def second_expression(*, sqlite: bool) -> str:
-    rest = "(CASE WHEN substr(name_key, 1, 4) = 'the ' THEN substr(name_key, 5) ELSE name_key END)"
-    if sqlite:
-        after = f"substr({rest}, instr({rest} || ' ', ' ') + 1)"
-        return f"substr({after}, 1, instr({after} || ' ', ' ') - 1)"
-    return f"split_part({rest}, ' ', 2)"
-
-
-def house_expression(*, sqlite: bool) -> str:
-    rest = f"ltrim(lower(street), '{_BEFORE}')"
-    number = f"substr({rest}, 1, length({rest}) - length(ltrim({rest}, '{_ALNUM}')))"
-    if sqlite:
-        unknown = "street IS NULL OR street GLOB '*[^ -~]*' OR street NOT GLOB '*[A-Za-z0-9]*'"
-        digit = f"instr('0123456789', substr({rest}, 1, 1)) > 0"
-    else:
-        unknown = "street IS NULL OR street ~ '[^ -~]' OR street !~ '[A-Za-z0-9]'"
-        digit = f"strpos('0123456789', substr({rest}, 1, 1)) > 0"
-    return f"(CASE WHEN {unknown} THEN '' WHEN {digit} THEN {number} ELSE '-' END)"
-
-
 def upgrade() -> None:
     sqlite = op.get_bind().dialect.name == "sqlite"
     # A plain ADD COLUMN on both databases (SQLite's batch mode would rebuild the table and its triggers).
     op.add_column("contacts", sa.Column("identifiers", sa.Text(), nullable=True))
     _backfill(sqlite)
-    op.execute(
-        "CREATE INDEX ix_contacts_block_second ON contacts "
-        f"(state, city_key, ({second_expression(sqlite=sqlite)}), ({house_expression(sqlite=sqlite)}))"
-    )
     op.create_table(
         "possible_duplicates",
         sa.Column("id", BIGINT_PK, autoincrement=True, nullable=False),
@@ -110,7 +79,6 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    op.execute("DROP INDEX IF EXISTS ix_contacts_block_second")
     op.drop_index(op.f("ix_possible_duplicates_other_contact_id"), table_name="possible_duplicates")
     op.drop_index(op.f("ix_possible_duplicates_status_id"), table_name="possible_duplicates")
     op.drop_table("possible_duplicates")
