@@ -41,6 +41,8 @@ def _shared_data() -> Path:
 
 SHARED_DATA = _shared_data()
 START = datetime(2026, 11, 15, 12, 0, tzinfo=UTC)
+# A Fernet key for the tests' sealed secrets (a test value, sealing nothing real).
+TEST_SECRET_KEY = "iU-A_8wuCLlpPOQMs6T-0CdF2CeDSoT9utja-yhfznc="
 
 
 def _async_pg(url: str) -> str:
@@ -108,6 +110,8 @@ def test_settings(database_url: str, **overrides: Any) -> Settings:
         "auth_failure_rate_limit": "100000/minute",
         "log_level": "WARNING",
         "redis_url": None,
+        # Customer secrets sealed with a key of the tests' own (never the data directory's file).
+        "secret_keys": TEST_SECRET_KEY,
     }
     values.update(overrides)
     return Settings(**values)

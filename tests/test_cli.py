@@ -13,11 +13,19 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from tests.conftest import TEST_SECRET_KEY
+
 VPX = str(Path(sys.executable).with_name("vpx"))
 
 
-def vpx(database_url: str, *args: str, check: bool = True) -> dict[str, Any]:
-    env = {**os.environ, "VPX_DATABASE_URL": database_url, "VPX_LOG_LEVEL": "WARNING"}
+def vpx(database_url: str, *args: str, check: bool = True, environment: dict[str, str] | None = None) -> dict[str, Any]:
+    env = {
+        **os.environ,
+        "VPX_DATABASE_URL": database_url,
+        "VPX_LOG_LEVEL": "WARNING",
+        "VPX_SECRET_KEYS": TEST_SECRET_KEY,
+        **(environment or {}),
+    }
     done = subprocess.run([VPX, *args, "--json"], capture_output=True, text=True, env=env, timeout=120)
     if check:
         assert done.returncode == 0, done.stderr + done.stdout

@@ -58,6 +58,7 @@ OPAQUE_INPUTS = {
     "/api/v1/account/ledger",
     "/api/v1/publisher/contributions",
     "/api/v1/contacts/batch-reveal",
+    "/api/v1/contacts/batch-enrich",
     "/api/v1/webhooks",
     "/api/v1/webhooks/{webhook_id}",
     "/api/v1/webhooks/{webhook_id}/deliveries",

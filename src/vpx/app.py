@@ -23,6 +23,10 @@ from vpx.contacts.router import router as contact_router
 from vpx.contacts.search import backend_for
 from vpx.dashboard import install_dashboard
 from vpx.db import Database
+from vpx.enrichment import build_waterfall, close_waterfall
+from vpx.enrichment.router import batch_router as enrichment_batch_router
+from vpx.enrichment.router import keys_router as enrichment_keys_router
+from vpx.enrichment.router import router as enrichment_router
 from vpx.errors import FieldError, Problem, install_error_handlers
 from vpx.exports.router import router as export_router
 from vpx.logs import configure_logging
@@ -31,6 +35,7 @@ from vpx.middleware import RequestContextMiddleware
 from vpx.publishers.router import contribute_router
 from vpx.publishers.router import router as publisher_router
 from vpx.registries.router import router as registry_router
+from vpx.secrets import load_box
 from vpx.signals.router import admin_router as signal_admin_router
 from vpx.signals.router import router as signal_router
 from vpx.signals.stream import SignalBroker
@@ -60,13 +65,20 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         worker = None
         if settings.runs_worker_in_process:
             worker = InProcessWorker(
-                Worker(database, settings, clock=app.state.clock, resolver=app.state.webhook_resolver)
+                Worker(
+                    database,
+                    settings,
+                    clock=app.state.clock,
+                    resolver=app.state.webhook_resolver,
+                    enrichment=(app.state.enrichment, app.state.secrets),
+                )
             )
             worker.start()
         yield
         await app.state.signal_broker.stop()
         if worker is not None:
             await worker.stop(grace_seconds=settings.webhook_timeout_seconds + 2)
+        await close_waterfall(app.state.enrichment)
         await app.state.rate_limits.close()
         await database.dispose()
 
@@ -83,6 +95,10 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.state.database = database
     app.state.clock = clock or Clock()
     app.state.rate_limits = RateLimits(settings)
+    # Customer secrets: keys that cannot be used stop the service here, saying why (vpx.secrets).
+    app.state.secrets = load_box(settings)
+    # D32: the enrichment waterfall and its HTTP client to the providers.
+    app.state.enrichment = build_waterfall(database, settings, app.state.rate_limits)
     # Search answers are remembered per process and refreshed in the background (search/caches.py).
     app.state.search = backend_for(database.dialect).refresh_from(database)
     # D23: one broker per process feeds every open signal stream (started by the first one).
@@ -97,6 +113,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     # Batch reveal and contributions live under /contacts but in domains of their own.
     app.include_router(batch_reveal_router)
     app.include_router(contribute_router)
+    app.include_router(enrichment_batch_router)
+    app.include_router(enrichment_router)
     app.include_router(contact_router)
     app.include_router(registry_router)
     app.include_router(account_router)
@@ -107,6 +125,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(signal_router)
     app.include_router(signal_admin_router)
     app.include_router(autobuy_router)
+    app.include_router(enrichment_keys_router)
     install_dashboard(app)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     return app

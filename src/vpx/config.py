@@ -86,6 +86,25 @@ class Settings(BaseSettings):
     login_rate_limit: str = "10/minute"
     # Sign-ups per client address (each new account gets free credits).
     signup_rate_limit: str = "20/hour"
+    # Customer secrets (vpx.secrets): comma-separated Fernet keys, the first encrypts, all decrypt.
+    # Unset: a key generated on first run into data_dir/secret.keys (mode 0600).
+    secret_keys: str | None = None
+    # Where the service keeps files of its own (the generated secret key; the SQLite database by default).
+    data_dir: Path = Path("var")
+
+    # D32 enrichment with the customer's own provider keys. Base URLs are the operator's alone
+    # (accounts cannot aim the service at other hosts): the providers' public API roots by default.
+    hunter_base_url: str = "https://api.hunter.io"
+    pdl_base_url: str = "https://api.peopledatalabs.com"
+    apollo_base_url: str = "https://api.apollo.io"
+    # Seconds one provider call may take (connect and answer).
+    enrichment_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
+    # Requests per provider key, shared by every process when redis_url is set ("limits" notation).
+    enrichment_rate_limit: str = "10/second"
+    # How long a provider's answer is reused for the same request, found and not found.
+    enrichment_cache_hours: int = Field(default=24 * 30, ge=0)
+    enrichment_miss_cache_hours: int = Field(default=24 * 7, ge=0)
+
     log_level: str = "INFO"
     log_json: bool = True
     sqlite_busy_timeout_ms: int = 30_000
@@ -126,7 +145,9 @@ class Settings(BaseSettings):
             ipaddress.ip_network(item, strict=False)
         return value
 
-    @field_validator("rate_limit", "auth_failure_rate_limit", "login_rate_limit", "signup_rate_limit")
+    @field_validator(
+        "rate_limit", "auth_failure_rate_limit", "login_rate_limit", "signup_rate_limit", "enrichment_rate_limit"
+    )
     @classmethod
     def _check_rate_limit(cls, value: str) -> str:
         parse_rate_limit(value)

@@ -40,7 +40,7 @@ Vertical = Annotated[
 ]
 
 
-def _json_integer(value: object) -> object:
+def json_integer(value: object) -> object:
     # JSON Schema counts 25.0 as an integer; booleans are not numbers.
     if isinstance(value, bool):
         raise ValueError("must be an integer, not a boolean")
@@ -49,7 +49,7 @@ def _json_integer(value: object) -> object:
     return value
 
 
-JsonInt = Annotated[int, BeforeValidator(_json_integer)]
+JsonInt = Annotated[int, BeforeValidator(json_integer)]
 
 
 RFC_3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$")

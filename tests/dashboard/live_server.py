@@ -14,6 +14,8 @@ from pathlib import Path
 
 import httpx
 
+from tests.conftest import TEST_SECRET_KEY
+
 STARTUP_LIMIT_S = 60.0
 
 
@@ -47,6 +49,7 @@ def live_server(database_url: str, **settings: str) -> Iterator[LiveServer]:
     env = {
         **os.environ,
         "VPX_DATABASE_URL": database_url,
+        "VPX_SECRET_KEYS": TEST_SECRET_KEY,
         "VPX_LOG_LEVEL": "WARNING",
         "VPX_RATE_LIMIT": "100000/minute",
         "VPX_AUTH_FAILURE_RATE_LIMIT": "100000/minute",

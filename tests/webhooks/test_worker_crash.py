@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from fastapi import FastAPI
 
+from tests.conftest import TEST_SECRET_KEY
 from tests.factories import Factory
 from tests.webhooks.receiver import Receiver
 from tests.webhooks.support import deliveries
@@ -31,6 +32,7 @@ def start_worker(database_url: str) -> subprocess.Popen[bytes]:
     env = {
         **os.environ,
         "VPX_DATABASE_URL": database_url,
+        "VPX_SECRET_KEYS": TEST_SECRET_KEY,
         "VPX_WEBHOOK_ALLOW_PRIVATE": "1",
         "VPX_WORKER_LEASE_SECONDS": "1",
         "VPX_WORKER_POLL_SECONDS": "0.1",

@@ -15,6 +15,7 @@ from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
 from vpx.auth.keys import KeyType
 from vpx.cli import registries as registries_cli
+from vpx.cli import secrets as secrets_cli
 from vpx.cli import signals as signals_cli
 from vpx.cli.output import JsonOption, emit, fail, run_with_database
 from vpx.cli.worker import worker
@@ -23,6 +24,7 @@ from vpx.config import Settings, get_settings
 from vpx.contacts.search import backend_for
 from vpx.credits import service as credit_service
 from vpx.db import Database
+from vpx.secrets import SecretsUnavailable, load_box
 from vpx.suppression import service as suppression_service
 from vpx.suppression.service import SuppressionKind, SuppressionReason
 
@@ -44,6 +46,7 @@ app.add_typer(credits_app, name="credits")
 app.add_typer(suppress_app, name="suppress")
 app.command("worker")(worker)
 registries_cli.register(app)
+secrets_cli.register(app)
 signals_cli.register(app)
 
 
@@ -80,6 +83,11 @@ def serve(
 
     settings = get_settings()
     _migrate(settings)
+    try:
+        # Before the server processes start: the key file, when there is none yet, is made once.
+        load_box(settings)
+    except SecretsUnavailable as exc:
+        fail(str(exc), as_json=as_json, code="secrets_unavailable")
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="vpx-metrics-")
     emit(

@@ -14,6 +14,7 @@ from vpx.contacts import service as contact_service
 from vpx.contacts.schemas import (
     ContactPreview,
     RevealedContact,
+    RevealedContactView,
     RevealRequest,
     SearchBody,
     SearchFilters,
@@ -22,6 +23,7 @@ from vpx.contacts.schemas import (
 from vpx.contacts.search import SearchQuery
 from vpx.db import Database, ReadSession, WriteSession
 from vpx.deps import AppSettings, Now, Search
+from vpx.enrichment import service as enrichment_service
 from vpx.errors import problem_responses
 from vpx.idempotency.service import HEADER as IDEMPOTENCY_HEADER
 from vpx.idempotency.service import run_idempotent
@@ -154,14 +156,20 @@ async def reveal_by_path(
 
 @router.get(
     "/{contact_id}",
-    response_model=RevealedContact | ContactPreview,
+    response_model=RevealedContactView | ContactPreview,
     responses=problem_responses(401, 403, 404, 422, 429),
     summary="Get a contact",
 )
 async def get_contact(
     contact_id: ContactId, caller: ReadCaller, session: ReadSession, settings: AppSettings, now: Now
-) -> RevealedContact | ContactPreview:
-    """The full record to an account that revealed it, else the preview (D14)."""
-    return await contact_service.contact_for_account(
+) -> RevealedContactView | ContactPreview:
+    """The full record to an account that revealed it, else the preview (D14); for a revealed contact,
+    also what the account enriched with its own provider keys (D32), beside the registry's values."""
+    found = await contact_service.contact_for_account(
         session, account_id=caller.account_id, contact_id=contact_id, now=now, settings=settings
     )
+    if not isinstance(found, RevealedContact):
+        return found
+    enriched = await enrichment_service.enrichment_of(session, account_id=caller.account_id, public_id=contact_id)
+    has_values = enriched.fields or any(p.fields for p in enriched.decision_makers)
+    return RevealedContactView(**found.model_dump(), enrichment=enriched if has_values else None)

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vpx.enrichment.schemas import EnrichmentView
 from vpx.fields import JsonInt, StateCode, Vertical
 from vpx.money import Credits
 
@@ -97,3 +98,14 @@ class RevealedContact(BaseModel):
     revealed_at: datetime
     credits_charged: Credits = Field(description="Charged by this request; 0 for a contact already revealed.")
     credits_remaining: Credits
+
+
+class RevealedContactView(RevealedContact):
+    """A revealed contact as ``GET /contacts/{id}`` shows it: the registry's record and, beside it,
+    what this account enriched with its own provider keys (D32)."""
+
+    enrichment: EnrichmentView | None = Field(
+        default=None,
+        description="Values this account's enrichment found, each with its provider; null when it enriched nothing. "
+        "The registry's own fields above are never overwritten.",
+    )

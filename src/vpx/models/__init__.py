@@ -6,6 +6,14 @@ from vpx.models.batches import BatchReveal, BatchRevealItem
 from vpx.models.contacts import Contact, ContactSource, Reveal
 from vpx.models.credits import LedgerEntry
 from vpx.models.dashboard import AccountLogin, DashboardSession
+from vpx.models.enrichment import (
+    EnrichmentBatch,
+    EnrichmentBatchItem,
+    EnrichmentCacheEntry,
+    EnrichmentKey,
+    EnrichmentUsage,
+    EnrichmentValue,
+)
 from vpx.models.idempotency import IdempotencyRecord
 from vpx.models.registries import (
     Company,
@@ -36,6 +44,12 @@ __all__ = [
     "ContactSource",
     "DashboardSession",
     "DecisionMaker",
+    "EnrichmentBatch",
+    "EnrichmentBatchItem",
+    "EnrichmentCacheEntry",
+    "EnrichmentKey",
+    "EnrichmentUsage",
+    "EnrichmentValue",
     "IdempotencyRecord",
     "LedgerEntry",
     "PossibleDuplicate",

@@ -9,6 +9,8 @@ The ``data`` of each type (documented with examples in docs/webhooks.md):
   "results": [{"contact_id", "status", "credits_charged"}]}``.
 - ``signal.created``: the signal object (D19), matched against each subscription's signal filter.
 - ``auto_buy.purchased``: ``{"rule_id", "signal_id", "contact_id", "credits_charged", "contact"}``.
+- ``enrichment.completed``: ``{"batch_id", "total", "counts": {status: n}, "results": [{"contact_id",
+  "status", "found"}]}`` — a batch enrichment (D32) has finished.
 - ``visitor.identified``, ``sequence.step_sent``, ``sequence.replied``: defined by their domains.
 - ``webhook.test``: ``{"webhook_id", "message"}``, sent by ``POST /webhooks/{id}/test`` only.
 """
@@ -25,6 +27,7 @@ CONTACT_REVEALED = "contact.revealed"
 BATCH_REVEAL_COMPLETED = "batch_reveal.completed"
 SIGNAL_CREATED = "signal.created"
 AUTO_BUY_PURCHASED = "auto_buy.purchased"
+ENRICHMENT_COMPLETED = "enrichment.completed"
 VISITOR_IDENTIFIED = "visitor.identified"
 SEQUENCE_STEP_SENT = "sequence.step_sent"
 SEQUENCE_REPLIED = "sequence.replied"
@@ -36,6 +39,7 @@ SUBSCRIBABLE = (
     BATCH_REVEAL_COMPLETED,
     SIGNAL_CREATED,
     AUTO_BUY_PURCHASED,
+    ENRICHMENT_COMPLETED,
     VISITOR_IDENTIFIED,
     SEQUENCE_STEP_SENT,
     SEQUENCE_REPLIED,

@@ -15,6 +15,7 @@ EventType = Literal[
     "batch_reveal.completed",
     "signal.created",
     "auto_buy.purchased",
+    "enrichment.completed",
     "visitor.identified",
     "sequence.step_sent",
     "sequence.replied",

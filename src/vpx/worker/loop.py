@@ -15,11 +15,16 @@ import socket
 from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
+from vpx.auth.ratelimit import RateLimits
 from vpx.batches import service as batch_service
 from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.db import Database
+from vpx.enrichment import batch as enrichment_batches
+from vpx.enrichment import build_waterfall, close_waterfall
+from vpx.enrichment.waterfall import Waterfall
 from vpx.listen import listen_until
+from vpx.secrets import SecretBox, load_box
 from vpx.webhooks.addresses import Resolver, system_resolver
 from vpx.webhooks.outbox import NOTIFY_CHANNEL
 from vpx.webhooks.sender import WebhookSender
@@ -48,8 +53,11 @@ class Worker:
         resolver: Resolver = system_resolver,
         worker_id: str | None = None,
         max_in_flight: int = 200,
+        enrichment: tuple[Waterfall, SecretBox] | None = None,
     ) -> None:
         self.database = database
+        # Batch enrichments (D32): the server's waterfall when the worker runs inside it, else its own.
+        self.enrichment = enrichment
         self.settings = settings
         self.clock = clock or Clock()
         self.resolver = resolver
@@ -64,10 +72,15 @@ class Worker:
     async def run(self) -> None:
         """Runs until ``stop()``; deliveries in flight finish (leases cover anything cut short)."""
         sender = WebhookSender()
+        own_waterfall = None
+        if self.enrichment is None:
+            own_waterfall = build_waterfall(self.database, self.settings, RateLimits(self.settings))
+            self.enrichment = (own_waterfall, load_box(self.settings))
         try:
             tasks = [
                 asyncio.create_task(self._dispatch(sender)),
                 asyncio.create_task(self._loop("batches", self._batches)),
+                asyncio.create_task(self._loop("enrichment", self._enrichment_batches)),
             ]
             if not self.database.is_sqlite:
                 tasks.append(asyncio.create_task(self._listen()))
@@ -81,6 +94,9 @@ class Worker:
                 log.info("worker stopped", extra={"worker_id": self.worker_id})
         finally:
             await sender.close()
+            if own_waterfall is not None:
+                await close_waterfall(own_waterfall)
+                await own_waterfall.calls.limits.close()
 
     async def _dispatch(self, sender: WebhookSender) -> None:
         woken = wakeup.register()
@@ -132,6 +148,11 @@ class Worker:
         return await batch_service.run_due_batch(
             self.database, settings=self.settings, clock=self.clock, resolver=self.resolver
         )
+
+    async def _enrichment_batches(self) -> int:
+        assert self.enrichment is not None
+        waterfall, box = self.enrichment
+        return await enrichment_batches.run_due_batch(self.database, waterfall=waterfall, box=box, clock=self.clock)
 
     async def _loop(self, name: str, one_round: Callable[[], Awaitable[int]]) -> None:
         woken = wakeup.register()

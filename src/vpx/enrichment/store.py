@@ -1,0 +1,191 @@
+"""Enrichment's tables: the account's provider keys, the values it holds, cached answers, requests
+counted per month. Keys are sealed here and opened only to make a provider call."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx.clock import month_key
+from vpx.models import EnrichmentCacheEntry, EnrichmentKey, EnrichmentUsage, EnrichmentValue
+from vpx.secrets import SecretBox
+
+
+def _insert(session: AsyncSession) -> Any:
+    return postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+
+
+# --- Keys ---
+
+
+async def keys_of(session: AsyncSession, account_id: str) -> list[EnrichmentKey]:
+    """The account's keys in waterfall order (the order they were first stored)."""
+    rows = await session.scalars(
+        select(EnrichmentKey).where(EnrichmentKey.account_id == account_id).order_by(EnrichmentKey.position)
+    )
+    return list(rows)
+
+
+async def store_key(
+    session: AsyncSession, *, account_id: str, provider: str, api_key: str, monthly_limit: int | None,
+    box: SecretBox, now: datetime,
+) -> EnrichmentKey:  # fmt: skip
+    """Stores or replaces the account's key for a provider (a replaced key keeps its place)."""
+    known = await session.scalar(
+        select(EnrichmentKey)
+        .where(EnrichmentKey.account_id == account_id, EnrichmentKey.provider == provider)
+        .with_for_update()
+    )
+    if known is None:
+        last = await session.scalar(
+            select(func.max(EnrichmentKey.position)).where(EnrichmentKey.account_id == account_id)
+        )
+        known = EnrichmentKey(account_id=account_id, provider=provider, position=(last or 0) + 1, created_at=now)
+        session.add(known)
+    known.key_sealed = box.seal(api_key)
+    known.last4 = api_key[-4:]
+    known.monthly_limit = monthly_limit
+    known.updated_at = now
+    await session.flush()
+    return known
+
+
+async def delete_key(session: AsyncSession, *, account_id: str, provider: str) -> bool:
+    result = await session.execute(
+        delete(EnrichmentKey).where(EnrichmentKey.account_id == account_id, EnrichmentKey.provider == provider)
+    )
+    return bool(getattr(result, "rowcount", 0))
+
+
+# --- Values the account holds ---
+
+
+@dataclass(frozen=True)
+class HeldValue:
+    person_key: str
+    person_name: str | None
+    field: str
+    value: str
+    provider: str
+    provider_record_id: str | None
+    confidence: float | None
+    fetched_at: datetime
+
+
+async def values_of(session: AsyncSession, *, account_id: str, contact_id: int) -> list[HeldValue]:
+    rows = await session.scalars(
+        select(EnrichmentValue)
+        .where(EnrichmentValue.account_id == account_id, EnrichmentValue.contact_id == contact_id)
+        .order_by(EnrichmentValue.id)
+    )
+    return [
+        HeldValue(r.person_key, r.person_name, r.field, r.value, r.provider, r.provider_record_id, r.confidence,
+                  r.fetched_at)
+        for r in rows
+    ]  # fmt: skip
+
+
+async def add_values(session: AsyncSession, *, account_id: str, contact_id: int, values: Iterable[HeldValue]) -> None:
+    """Adds values; a field the account already holds keeps its value (the first found wins, even
+    when two enrichments of the contact run at once)."""
+    rows = [
+        {
+            "account_id": account_id, "contact_id": contact_id, "person_key": v.person_key,
+            "person_name": v.person_name, "field": v.field, "value": v.value, "provider": v.provider,
+            "provider_record_id": v.provider_record_id, "confidence": v.confidence, "fetched_at": v.fetched_at,
+        }
+        for v in values
+    ]  # fmt: skip
+    if rows:
+        statement = _insert(session)(EnrichmentValue).values(rows)
+        await session.execute(
+            statement.on_conflict_do_nothing(index_elements=["account_id", "contact_id", "person_key", "field"])
+        )
+
+
+# --- Cached answers ---
+
+
+def request_key(provider: str, canonical: str) -> str:
+    return hashlib.sha256(f"{provider}\x1f{canonical}".encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedAnswer:
+    found: bool
+    answer: dict[str, Any]
+    fetched_at: datetime
+
+
+async def cached(
+    session: AsyncSession, *, account_id: str, keys: list[tuple[str, str]], now: datetime
+) -> dict[tuple[str, str], CachedAnswer]:
+    """Unexpired answers by (provider, request key)."""
+    if not keys:
+        return {}
+    rows = await session.execute(
+        select(EnrichmentCacheEntry).where(
+            EnrichmentCacheEntry.account_id == account_id,
+            EnrichmentCacheEntry.request_key.in_(sorted({k for _, k in keys})),
+            EnrichmentCacheEntry.expires_at > now,
+        )
+    )
+    return {(e.provider, e.request_key): CachedAnswer(e.found, e.answer, e.fetched_at) for e in rows.scalars()}
+
+
+async def remember(
+    session: AsyncSession, *, account_id: str, provider: str, key: str, found: bool, answer: dict[str, Any],
+    now: datetime, ttl: timedelta,
+) -> None:  # fmt: skip
+    values = {"found": found, "answer": answer, "fetched_at": now, "expires_at": now + ttl}
+    statement = _insert(session)(EnrichmentCacheEntry).values(
+        account_id=account_id, provider=provider, request_key=key, **values
+    )
+    await session.execute(
+        statement.on_conflict_do_update(index_elements=["account_id", "provider", "request_key"], set_=values)
+    )
+
+
+# --- Requests counted per month ---
+
+
+async def reserve_request(
+    session: AsyncSession, *, account_id: str, provider: str, limit: int | None, now: datetime
+) -> bool:
+    """Counts one request to send this month, unless the month's count is at ``limit``: exact under
+    concurrency (one conditional update). False: at the limit, nothing counted."""
+    month = month_key(now)
+    await session.execute(
+        _insert(session)(EnrichmentUsage)
+        .values(account_id=account_id, provider=provider, month=month, requests=0)
+        .on_conflict_do_nothing(index_elements=["account_id", "provider", "month"])
+    )
+    statement = (
+        update(EnrichmentUsage)
+        .where(
+            EnrichmentUsage.account_id == account_id,
+            EnrichmentUsage.provider == provider,
+            EnrichmentUsage.month == month,
+        )
+        .values(requests=EnrichmentUsage.requests + 1)
+    )
+    if limit is not None:
+        statement = statement.where(EnrichmentUsage.requests < limit)
+    result = await session.execute(statement)
+    return bool(getattr(result, "rowcount", 0))
+
+
+async def used_this_month(session: AsyncSession, *, account_id: str, now: datetime) -> dict[str, int]:
+    rows = await session.execute(
+        select(EnrichmentUsage.provider, EnrichmentUsage.requests).where(
+            EnrichmentUsage.account_id == account_id, EnrichmentUsage.month == month_key(now)
+        )
+    )
+    return {provider: int(count) for provider, count in rows}
