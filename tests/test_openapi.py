@@ -7,6 +7,7 @@ from pathlib import Path
 
 import httpx
 
+from tests.conftest import TEST_SECRET_KEY
 from vpx.app import create_app
 from vpx.config import Settings
 
@@ -14,7 +15,9 @@ CHECKED_IN = Path(__file__).resolve().parents[1] / "openapi.json"
 
 
 def generated() -> dict[str, object]:
-    document: dict[str, object] = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:")).openapi()
+    document: dict[str, object] = create_app(
+        Settings(database_url="sqlite+aiosqlite:///:memory:", secret_keys=TEST_SECRET_KEY)
+    ).openapi()
     return json.loads(json.dumps(document))
 
 

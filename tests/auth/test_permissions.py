@@ -13,6 +13,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
+from tests.conftest import TEST_SECRET_KEY
 from tests.factories import Factory
 
 READ, BUY, MANAGE = "read", "buy", "manage"
@@ -87,6 +88,18 @@ ENDPOINTS: dict[tuple[str, str], tuple[str, str, Any]] = {
         None,
     ),
     ("GET", "/api/v1/buyer/auto-buy/purchases"): (MANAGE, "/api/v1/buyer/auto-buy/purchases", None),
+    # D32: enrichment with the customer's own provider keys, Full Access.
+    ("GET", "/api/v1/enrichment/keys"): (MANAGE, "/api/v1/enrichment/keys", None),
+    ("PUT", "/api/v1/enrichment/keys/{provider}"): (MANAGE, "/api/v1/enrichment/keys/hunter", {"api_key": "k-1234"}),
+    ("DELETE", "/api/v1/enrichment/keys/{provider}"): (MANAGE, "/api/v1/enrichment/keys/pdl", None),
+    ("POST", "/api/v1/contacts/{contact_id}/enrich"): (MANAGE, "/api/v1/contacts/{contact}/enrich", {}),
+    ("GET", "/api/v1/contacts/{contact_id}/enrichment"): (MANAGE, "/api/v1/contacts/{contact}/enrichment", None),
+    ("POST", "/api/v1/contacts/batch-enrich"): (
+        MANAGE,
+        "/api/v1/contacts/batch-enrich",
+        {"contact_ids": ["{contact}"]},
+    ),
+    ("GET", "/api/v1/contacts/batch-enrich/{batch_id}"): (MANAGE, "/api/v1/contacts/batch-enrich/ben_unknown", None),
 }
 
 
@@ -104,7 +117,7 @@ def test_every_route_is_in_the_matrix() -> None:
     from vpx.app import create_app
     from vpx.config import Settings
 
-    app: FastAPI = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:"))
+    app: FastAPI = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:", secret_keys=TEST_SECRET_KEY))
     routes = {
         (method.upper(), path)
         for path, operations in app.openapi()["paths"].items()

@@ -10,6 +10,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
+from tests.conftest import TEST_SECRET_KEY
 from tests.dashboard.conftest import PASSWORD, Browser, secret_of
 from tests.factories import Factory
 from vpx.models import (
@@ -55,7 +56,7 @@ def test_every_dashboard_form_is_covered_here() -> None:
     from vpx.app import create_app
     from vpx.config import Settings
 
-    app = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:"))
+    app = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:", secret_keys=TEST_SECRET_KEY))
     forms = {path for path in post_routes(app.routes) if path.startswith("/dashboard")}
     assert forms == set(SIGNED_IN_FORMS) | set(ANONYMOUS_FORMS)
 

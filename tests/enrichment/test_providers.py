@@ -390,3 +390,44 @@ def test_retry_after_reads_seconds_dates_and_resets() -> None:
     assert wait(**{"x-ratelimit-reset": "2026-11-20T12:00:05Z"}) == 5
     assert wait(**{"Retry-After": "soon"}) is None
     assert wait() is None
+
+
+class _Directory:
+    """A third party's adapter, as a package would register it (knows nothing: no match)."""
+
+    name = "directory"
+    title = "A directory"
+    default_base_url = "https://directory.example"
+    business_fields = frozenset({"phone"})
+    person_fields: frozenset[str] = frozenset()
+
+    def business_request(self, query: BusinessQuery) -> str | None:
+        return f"name={query.name.lower()}"
+
+    def person_request(self, query: PersonQuery) -> str | None:
+        return None
+
+    async def find_business(self, client: httpx.AsyncClient, base_url: str, api_key: str, query: BusinessQuery) -> None:
+        return None
+
+    async def find_person(self, client: httpx.AsyncClient, base_url: str, api_key: str, query: PersonQuery) -> None:
+        return None
+
+
+def test_a_third_party_adapter_is_found_by_its_entry_point(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.metadata import EntryPoint
+
+    from vpx.enrichment import providers
+
+    points = [
+        EntryPoint("directory", f"{__name__}:_Directory", providers.GROUP),
+        EntryPoint("broken", "no_such_module:Adapter", providers.GROUP),
+    ]
+    monkeypatch.setattr(providers, "entry_points", lambda group: points if group == providers.GROUP else [])
+    providers.registered.cache_clear()
+    try:
+        found = providers.registered()
+        assert {"hunter", "pdl", "apollo", "directory"} <= set(found) and "broken" not in found
+        assert found["directory"].business_fields == frozenset({"phone"})
+    finally:
+        providers.registered.cache_clear()

@@ -24,7 +24,7 @@ from vpx.config import Settings, get_settings
 from vpx.contacts.search import backend_for
 from vpx.credits import service as credit_service
 from vpx.db import Database
-from vpx.secrets import SecretsUnavailable, load_box
+from vpx.secrets import SecretsUnavailable, generate_key, load_box
 from vpx.suppression import service as suppression_service
 from vpx.suppression.service import SuppressionKind, SuppressionReason
 
@@ -321,7 +321,8 @@ def openapi(
     """Print (or write) the OpenAPI document; the repository keeps a copy in openapi.json."""
     from vpx.app import create_app
 
-    document = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:")).openapi()
+    # An in-memory database and a throwaway secret key: the document needs neither.
+    document = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:", secret_keys=generate_key())).openapi()
     text = json.dumps(document, indent=2, sort_keys=True) + "\n"
     if output is None:
         typer.echo(text, nl=False)

@@ -149,6 +149,7 @@ class BatchEnrichRequest(BaseModel):
         if value is not None and len(set(value)) != len(value):
             raise ValueError("a provider may appear once")
         return value
+
     fields: list[FieldName] | None = Field(default=None, min_length=1)
     webhook_url: str | None = Field(
         default=None, max_length=2048, description="Receives `enrichment.completed`, signed with the secret in the 202."

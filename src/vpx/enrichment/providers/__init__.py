@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import logging
 from functools import lru_cache
 from importlib.metadata import entry_points
 
 from vpx.enrichment.providers.base import Provider
 
+log = logging.getLogger("vpx.enrichment")
 GROUP = "vpx.enrichment_providers"
 # The built-in adapters, also when vpx runs from a source tree without installed metadata.
 BUILT_IN = {
@@ -33,8 +35,12 @@ def registered() -> dict[str, Provider]:
     group registers again replaces the built-in one)."""
     found = {name: _load(target) for name, target in BUILT_IN.items()}
     for point in entry_points(group=GROUP):
-        if point.value != BUILT_IN.get(point.name):
+        if point.value == BUILT_IN.get(point.name):
+            continue
+        try:
             found[point.name] = _load(point.value)
+        except Exception:  # a broken third-party adapter is left out, said once, never the service's end
+            log.exception("enrichment provider %r (%s) could not be loaded; it is left out", point.name, point.value)
     return found
 
 
