@@ -30,12 +30,16 @@ from vpx.enrichment.router import router as enrichment_router
 from vpx.errors import FieldError, Problem, install_error_handlers
 from vpx.exports.router import router as export_router
 from vpx.logs import configure_logging
+from vpx.mailboxes.router import router as mailbox_router
 from vpx.meta import router as meta_router
 from vpx.middleware import RequestContextMiddleware
 from vpx.publishers.router import contribute_router
 from vpx.publishers.router import router as publisher_router
 from vpx.registries.router import router as registry_router
 from vpx.secrets import load_box
+from vpx.sequences.router import enrollments_router
+from vpx.sequences.router import router as sequence_router
+from vpx.sequences.unsubscribe import router as unsubscribe_router
 from vpx.signals.router import admin_router as signal_admin_router
 from vpx.signals.router import router as signal_router
 from vpx.signals.stream import SignalBroker
@@ -126,6 +130,10 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(signal_admin_router)
     app.include_router(autobuy_router)
     app.include_router(enrichment_keys_router)
+    app.include_router(mailbox_router)
+    app.include_router(sequence_router)
+    app.include_router(enrollments_router)
+    app.include_router(unsubscribe_router)
     install_dashboard(app)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     return app

@@ -105,6 +105,16 @@ class Settings(BaseSettings):
     enrichment_cache_hours: int = Field(default=24 * 30, ge=0)
     enrichment_miss_cache_hours: int = Field(default=24 * 7, ge=0)
 
+    # D34 outbound sequencing through customers' own mailboxes. Loopback and private SMTP/IMAP hosts
+    # only for development and tests (like VPX_WEBHOOK_ALLOW_PRIVATE).
+    mailbox_allow_private: bool = False
+    # One SMTP or IMAP conversation's time limit.
+    mailbox_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
+    # How often the worker reads each mailbox with IMAP for replies and bounces.
+    imap_poll_seconds: float = Field(default=60.0, gt=0, le=86_400)
+    # The service's public base URL: unsubscribe links (and other public links) are built from it.
+    public_url: str = "http://127.0.0.1:8000"
+
     log_level: str = "INFO"
     log_json: bool = True
     sqlite_busy_timeout_ms: int = 30_000

@@ -132,7 +132,8 @@ class RequestContextMiddleware:
         if scope["method"] in _BODY_METHODS and scope["path"].startswith("/api/"):
             has_body = (length is not None and int(length) > 0) or "transfer-encoding" in headers
             content_type = headers.get("content-type", "").split(";", 1)[0].strip().lower()
-            if has_body and not (content_type == "application/json" or content_type.endswith("+json")):
+            raw_mail = content_type == "message/rfc822" and _takes_raw_mail(scope["path"])
+            if has_body and not (content_type == "application/json" or content_type.endswith("+json") or raw_mail):
                 return (
                     400,
                     "malformed_request",
@@ -156,3 +157,8 @@ class RequestContextMiddleware:
             return message
 
         return wrapped
+
+
+def _takes_raw_mail(path: str) -> bool:
+    """`POST /api/v1/mailboxes/{id}/inbound` takes one raw RFC 5322 message (message/rfc822), not JSON."""
+    return path.startswith("/api/v1/mailboxes/") and path.endswith("/inbound") and path.count("/") == 5

@@ -684,7 +684,8 @@ def start_fakes() -> FakeProviders:
 def _serve(fakes: FakeProviders) -> FakeProviders:
     servers: list[tuple[uvicorn.Server, socket.socket]] = []
     for fake in fakes:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only then (else each answer waits ~40 ms for a delayed ACK).
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(("127.0.0.1", 0))
         fake.base_url = f"http://127.0.0.1:{sock.getsockname()[1]}"

@@ -174,9 +174,17 @@ async def _enrich_item(
 ) -> tuple[str, dict[str, Any]]:
     try:
         result = await service.enrich_contact(
-            database, waterfall, box, account_id=batch.account_id, public_id=contact_id, providers=batch.providers,
-            fields=batch.fields, refresh=False, dry_run=False, now=clock.now(),
-        )  # fmt: skip
+            database,
+            waterfall,
+            box,
+            account_id=batch.account_id,
+            public_id=contact_id,
+            providers=batch.providers,
+            fields=batch.fields,
+            refresh=False,
+            dry_run=False,
+            now=clock.now(),
+        )
     except NotFound:
         return "unknown_contact", {}
     except Suppressed:
@@ -217,10 +225,15 @@ async def _complete(database: Database, batch_id: str, box: SecretBox, now: date
         }
         if batch.webhook_url is not None and batch.webhook_secret_sealed is not None:
             await webhook_outbox.enqueue_to_url(
-                session, account_id=batch.account_id, url=batch.webhook_url,
-                secret=box.open(batch.webhook_secret_sealed), event_type=events.ENRICHMENT_COMPLETED, data=data,
-                now=now, batch_id=None,
-            )  # fmt: skip
+                session,
+                account_id=batch.account_id,
+                url=batch.webhook_url,
+                secret=box.open(batch.webhook_secret_sealed),
+                event_type=events.ENRICHMENT_COMPLETED,
+                data=data,
+                now=now,
+                batch_id=None,
+            )
         await webhook_outbox.enqueue_event(
             session, account_id=batch.account_id, event_type=events.ENRICHMENT_COMPLETED, data=data, now=now
         )

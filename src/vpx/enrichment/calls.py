@@ -97,9 +97,10 @@ class ProviderCalls:
         left = self.breaker.is_open(target)
         if left is not None:
             return Outcome(
-                "error", code=UNAVAILABLE, message=f"{provider} failed {BREAKER_FAILURES} times in a row; "
-                f"not called for another {left:.0f} s",
-            )  # fmt: skip
+                "error",
+                code=UNAVAILABLE,
+                message=f"{provider} failed {BREAKER_FAILURES} times in a row; not called for another {left:.0f} s",
+            )
         # The key's budget is counted under a digest of the key: never the key itself in the store.
         identifier = hashlib.sha256(f"{provider}\x1f{api_key}".encode()).hexdigest()[:32]
         for attempt in range(MAX_RETRIES + 1):
@@ -120,8 +121,9 @@ class ProviderCalls:
                 found = await send()
             except ProviderError as error:
                 if error.code == RATE_LIMITED and attempt < MAX_RETRIES:
-                    await self.sleep(min(error.retry_after if error.retry_after is not None else 2.0**attempt,
-                                         MAX_RETRY_WAIT))  # fmt: skip
+                    await self.sleep(
+                        min(error.retry_after if error.retry_after is not None else 2.0**attempt, MAX_RETRY_WAIT)
+                    )
                     continue
                 if error.code in (UNAVAILABLE, TIMEOUT):
                     self.breaker.failed(target)

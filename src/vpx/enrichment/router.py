@@ -56,17 +56,26 @@ def _waterfall(request: Request) -> Waterfall:
     summary="Store or replace a provider key",
 )
 async def put_key(
-    provider: ProviderName, body: ProviderKeyBody, request: Request, caller: ManageCaller, session: WriteSession,
+    provider: ProviderName,
+    body: ProviderKeyBody,
+    request: Request,
+    caller: ManageCaller,
+    session: WriteSession,
     now: Now,
-) -> ProviderKeyView:  # fmt: skip
+) -> ProviderKeyView:
     """Stores the account's key for `hunter`, `pdl` or `apollo` (sealed at rest; only its last four
     characters are ever shown again), or replaces it; a replaced key keeps its place in the default
     waterfall order. `monthly_limit` caps the requests vpx sends with it each calendar month."""
     service.check_provider(provider)
     key = await store.store_key(
-        session, account_id=caller.account_id, provider=provider, api_key=body.api_key,
-        monthly_limit=body.monthly_limit, box=_box(request), now=now,
-    )  # fmt: skip
+        session,
+        account_id=caller.account_id,
+        provider=provider,
+        api_key=body.api_key,
+        monthly_limit=body.monthly_limit,
+        box=_box(request),
+        now=now,
+    )
     used = await store.used_this_month(session, account_id=caller.account_id, now=now)
     return service.key_view(key, used)
 
@@ -103,10 +112,17 @@ async def enrich(
     for the contact, each value with its provider and time, and one attempt per provider. Charges no
     credits; does not reveal the contact; a suppressed contact is 451 and no provider is called."""
     return await service.enrich_contact(
-        request.app.state.database, _waterfall(request), _box(request), account_id=caller.account_id,
-        public_id=contact_id, providers=body.providers, fields=body.fields, refresh=body.refresh,
-        dry_run=body.dry_run, now=now,
-    )  # fmt: skip
+        request.app.state.database,
+        _waterfall(request),
+        _box(request),
+        account_id=caller.account_id,
+        public_id=contact_id,
+        providers=body.providers,
+        fields=body.fields,
+        refresh=body.refresh,
+        dry_run=body.dry_run,
+        now=now,
+    )
 
 
 @router.get(
@@ -131,9 +147,13 @@ BatchId = Annotated[str, Path(max_length=40, examples=["ben_3kTz9aQ1xYb2LmN0"])]
     summary="Enrich up to 100 contacts",
 )
 async def batch_enrich(
-    body: BatchEnrichRequest, request: Request, caller: ManageCaller, session: WriteSession, settings: AppSettings,
+    body: BatchEnrichRequest,
+    request: Request,
+    caller: ManageCaller,
+    session: WriteSession,
+    settings: AppSettings,
     now: Now,
-) -> Response:  # fmt: skip
+) -> Response:
     """1–100 contact ids (duplicates collapsed), each enriched by the worker through the same waterfall
     as `POST /contacts/{id}/enrich`; progress at `status_url`. When done, `enrichment.completed` goes
     to `webhook_url` (signed with `webhook_secret`, shown once) and to the account's subscriptions.
@@ -141,10 +161,17 @@ async def batch_enrich(
 
     async def handler() -> Response:
         batch, secret = await batch_service.start_batch(
-            session, account_id=caller.account_id, contact_ids=body.contact_ids, providers=body.providers,
-            fields=body.fields, webhook_url=body.webhook_url, box=_box(request), settings=settings,
-            resolver=request.app.state.webhook_resolver, now=now,
-        )  # fmt: skip
+            session,
+            account_id=caller.account_id,
+            contact_ids=body.contact_ids,
+            providers=body.providers,
+            fields=body.fields,
+            webhook_url=body.webhook_url,
+            box=_box(request),
+            settings=settings,
+            resolver=request.app.state.webhook_resolver,
+            now=now,
+        )
         accepted = BatchEnrichAccepted(
             batch_id=batch.id,
             status="processing",

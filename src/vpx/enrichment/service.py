@@ -88,12 +88,16 @@ def view(contact: Contact, people: list[DecisionMaker], held: Iterable[store.Hel
         by_person.setdefault(value.person_key, {})[value.field] = _field_value(value)
         if value.person_name:
             names[value.person_key] = value.person_name
-    listed = [DecisionMakerFields(name=p.name, title=p.title, fields=by_person.get(name_key(p.name), {}))
-              for p in people]  # fmt: skip
+    listed = [
+        DecisionMakerFields(name=p.name, title=p.title, fields=by_person.get(name_key(p.name), {})) for p in people
+    ]
     known = {name_key(p.name) for p in people}
     # A person the registry no longer names keeps the values the account paid for.
-    listed += [DecisionMakerFields(name=names.get(key, key), title=None, fields=fields)
-               for key, fields in by_person.items() if key and key not in known]  # fmt: skip
+    listed += [
+        DecisionMakerFields(name=names.get(key, key), title=None, fields=fields)
+        for key, fields in by_person.items()
+        if key and key not in known
+    ]
     return EnrichmentView(
         contact_id=contact_service.contact_public_id(contact.id),
         fields=by_person.get("", {}),

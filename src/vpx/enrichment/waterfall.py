@@ -91,8 +91,11 @@ class Waterfall:
     async def run(self, job: Job, *, now: datetime) -> Job:
         cache: dict[tuple[str, str], store.CachedAnswer] = {}
         if not job.refresh:
-            wanted = [(name, store.request_key(name, c.canonical)) for name in job.order
-                      for c in self._calls(job, self.providers[name])]  # fmt: skip
+            wanted = [
+                (name, store.request_key(name, c.canonical))
+                for name in job.order
+                for c in self._calls(job, self.providers[name])
+            ]
             async with self.database.read_sessions() as session:
                 cache = await store.cached(session, account_id=job.account_id, keys=wanted, now=now)
         for name in job.order:
@@ -123,8 +126,13 @@ class Waterfall:
         asked = sorted(job.missing & provider.business_fields) + sorted(
             {DECISION_MAKER_PREFIX + f for p in job.people for f in p.missing & provider.person_fields}
         )
-        attempt: dict[str, Any] = {"provider": name, "status": "skipped", "fields": asked, "found": [],
-                                   "duration_ms": 0}  # fmt: skip
+        attempt: dict[str, Any] = {
+            "provider": name,
+            "status": "skipped",
+            "fields": asked,
+            "found": [],
+            "duration_ms": 0,
+        }
         job.attempts.append(attempt)
         if not asked:
             attempt["reason"] = "nothing_missing"
@@ -167,9 +175,15 @@ class Waterfall:
                 fetched_at = now
                 async with self.database.write_sessions() as session, session.begin():
                     await store.remember(
-                        session, account_id=job.account_id, provider=name, key=key, found=found is not None,
-                        answer=_to_cache(found), now=now, ttl=self.cache_ttl if found is not None else self.miss_ttl,
-                    )  # fmt: skip
+                        session,
+                        account_id=job.account_id,
+                        provider=name,
+                        key=key,
+                        found=found is not None,
+                        answer=_to_cache(found),
+                        now=now,
+                        ttl=self.cache_ttl if found is not None else self.miss_ttl,
+                    )
             if found is not None:
                 attempt["found"] += self._take(job, name, call, found, fetched_at)
         attempt["duration_ms"] = round(seconds * 1000, 1)
@@ -215,10 +229,14 @@ class Waterfall:
                 store.HeldValue(
                     person_key=call.person.key if call.person else "",
                     person_name=call.person.name if call.person else None,
-                    field=field_name, value=text, provider=name, provider_record_id=found.record_id,
-                    confidence=value.confidence, fetched_at=fetched_at,
+                    field=field_name,
+                    value=text,
+                    provider=name,
+                    provider_record_id=found.record_id,
+                    confidence=value.confidence,
+                    fetched_at=fetched_at,
                 )
-            )  # fmt: skip
+            )
             taken.append(field_name if call.person is None else DECISION_MAKER_PREFIX + field_name)
             if call.person is None and field_name == "website" and job.business.domain is None:
                 # Later providers may look the business up by the domain just found.

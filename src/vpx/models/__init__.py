@@ -24,6 +24,15 @@ from vpx.models.registries import (
     TaxonomyCode,
 )
 from vpx.models.search import SearchTerm
+from vpx.models.sequences import (
+    AccountUnsubscribe,
+    Enrollment,
+    InboundMessage,
+    Mailbox,
+    Sequence,
+    SequenceMessage,
+    SequenceVersion,
+)
 from vpx.models.signals import Signal, SignalCounter
 from vpx.models.suppression import Suppression, SuppressionHit
 from vpx.models.topics import TopicActivity
@@ -32,6 +41,7 @@ from vpx.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 __all__ = [
     "Account",
     "AccountLogin",
+    "AccountUnsubscribe",
     "ApiKey",
     "AutoBuyPurchase",
     "AutoBuyRule",
@@ -50,12 +60,18 @@ __all__ = [
     "EnrichmentKey",
     "EnrichmentUsage",
     "EnrichmentValue",
+    "Enrollment",
     "IdempotencyRecord",
+    "InboundMessage",
     "LedgerEntry",
+    "Mailbox",
     "PossibleDuplicate",
     "RegistryRecord",
     "Reveal",
     "SearchTerm",
+    "Sequence",
+    "SequenceMessage",
+    "SequenceVersion",
     "Signal",
     "SignalCounter",
     "Suppression",

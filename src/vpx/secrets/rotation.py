@@ -24,6 +24,9 @@ class SealedColumn:
 # column here, so that rotation never misses one.
 SEALED_COLUMNS: list[SealedColumn] = [
     SealedColumn("enrichment_keys", "id", "key_sealed"),
+    SealedColumn("enrichment_batches", "id", "webhook_secret_sealed"),
+    SealedColumn("mailboxes", "id", "smtp_password_sealed"),
+    SealedColumn("mailboxes", "id", "imap_password_sealed"),
 ]
 BATCH = 500
 

@@ -11,7 +11,10 @@ The ``data`` of each type (documented with examples in docs/webhooks.md):
 - ``auto_buy.purchased``: ``{"rule_id", "signal_id", "contact_id", "credits_charged", "contact"}``.
 - ``enrichment.completed``: ``{"batch_id", "total", "counts": {status: n}, "results": [{"contact_id",
   "status", "found"}]}`` — a batch enrichment (D32) has finished.
-- ``visitor.identified``, ``sequence.step_sent``, ``sequence.replied``: defined by their domains.
+- ``sequence.step_sent``, ``sequence.replied``, ``sequence.bounced``, ``sequence.unsubscribed``,
+  ``sequence.finished`` (D34): ``{"enrollment_id", "sequence_id", "contact_id", …}`` and what
+  happened (vpx.sequences.events).
+- ``visitor.identified``: defined by its domain.
 - ``webhook.test``: ``{"webhook_id", "message"}``, sent by ``POST /webhooks/{id}/test`` only.
 """
 
@@ -31,6 +34,9 @@ ENRICHMENT_COMPLETED = "enrichment.completed"
 VISITOR_IDENTIFIED = "visitor.identified"
 SEQUENCE_STEP_SENT = "sequence.step_sent"
 SEQUENCE_REPLIED = "sequence.replied"
+SEQUENCE_BOUNCED = "sequence.bounced"
+SEQUENCE_UNSUBSCRIBED = "sequence.unsubscribed"
+SEQUENCE_FINISHED = "sequence.finished"
 WEBHOOK_TEST = "webhook.test"
 
 # What a subscription may ask for (D29).
@@ -43,6 +49,9 @@ SUBSCRIBABLE = (
     VISITOR_IDENTIFIED,
     SEQUENCE_STEP_SENT,
     SEQUENCE_REPLIED,
+    SEQUENCE_BOUNCED,
+    SEQUENCE_UNSUBSCRIBED,
+    SEQUENCE_FINISHED,
 )
 ALL_TYPES = (*SUBSCRIBABLE, WEBHOOK_TEST)
 

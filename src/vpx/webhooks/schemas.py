@@ -19,6 +19,9 @@ EventType = Literal[
     "visitor.identified",
     "sequence.step_sent",
     "sequence.replied",
+    "sequence.bounced",
+    "sequence.unsubscribed",
+    "sequence.finished",
 ]
 assert set(EventType.__args__) == set(SUBSCRIBABLE)  # type: ignore[attr-defined]
 

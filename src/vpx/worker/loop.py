@@ -25,6 +25,8 @@ from vpx.enrichment import build_waterfall, close_waterfall
 from vpx.enrichment.waterfall import Waterfall
 from vpx.listen import listen_until
 from vpx.secrets import SecretBox, load_box
+from vpx.sequences import replies as sequence_replies
+from vpx.sequences import sending as sequence_sending
 from vpx.webhooks.addresses import Resolver, system_resolver
 from vpx.webhooks.outbox import NOTIFY_CHANNEL
 from vpx.webhooks.sender import WebhookSender
@@ -81,6 +83,8 @@ class Worker:
                 asyncio.create_task(self._dispatch(sender)),
                 asyncio.create_task(self._loop("batches", self._batches)),
                 asyncio.create_task(self._loop("enrichment", self._enrichment_batches)),
+                asyncio.create_task(self._loop("sequences", self._sequence_sends)),
+                asyncio.create_task(self._loop("mailboxes", self._mailbox_reads)),
             ]
             if not self.database.is_sqlite:
                 tasks.append(asyncio.create_task(self._listen()))
@@ -153,6 +157,19 @@ class Worker:
         assert self.enrichment is not None
         waterfall, box = self.enrichment
         return await enrichment_batches.run_due_batch(self.database, waterfall=waterfall, box=box, clock=self.clock)
+
+    async def _sequence_sends(self) -> int:
+        assert self.enrichment is not None
+        return await sequence_sending.run_due_sends(
+            self.database, box=self.enrichment[1], settings=self.settings, clock=self.clock, resolver=self.resolver
+        )
+
+    async def _mailbox_reads(self) -> int:
+        assert self.enrichment is not None
+        await sequence_replies.poll_mailboxes(
+            self.database, box=self.enrichment[1], settings=self.settings, clock=self.clock
+        )
+        return 0  # read on the poll interval, never in a tight loop
 
     async def _loop(self, name: str, one_round: Callable[[], Awaitable[int]]) -> None:
         woken = wakeup.register()

@@ -1,0 +1,462 @@
+"""Sending due steps (the worker's job): no email twice after a crash, none skipped.
+
+A step's message row, with the Message-ID it will carry, is committed before any SMTP conversation
+(status ``sending``, leased). Right before the DATA command it is committed ``transmitting``; when
+the server answers it becomes ``sent``, ``deferred`` (a 4xx: tried again with backoff, at most five
+times over 24 hours) or ``bounced`` (a 5xx). A worker killed at any point leaves a leased row; when
+the lease runs out:
+
+- ``sending``: DATA was never sent, so the server cannot have accepted it: sent again, same Message-ID;
+- ``transmitting``: in doubt. With IMAP, the mailbox's Sent folder tells whether the server took it
+  (found: recorded as sent; not found: sent again); without IMAP it is recorded as sent, unconfirmed
+  (never twice; the window is the time between the end of DATA and the server's answer).
+
+Suppression (D15 and the account's unsubscribes) is checked immediately before each send. A
+mailbox's ``daily_limit`` is a rolling 24-hour cap across its sequences, its sends at least
+``send_interval_seconds`` apart plus up to 20 % jitter; what does not fit waits. A mailbox whose
+bounce rate passes 5 % over its last 40 sends pauses its sequences.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from vpx.clock import Clock
+from vpx.config import Settings
+from vpx.db import Database
+from vpx.mailboxes import service as mailbox_service
+from vpx.mailboxes.imap import ImapError, find_message_id
+from vpx.mailboxes.message import OutgoingEmail, build, new_message_id
+from vpx.mailboxes.smtp import SmtpError
+from vpx.mailboxes.smtp import send as smtp_send
+from vpx.models import Contact, DecisionMaker, Enrollment, Mailbox, Sequence, SequenceMessage, SequenceVersion
+from vpx.secrets import SecretBox
+from vpx.sequences import events, schedule, service, templates
+from vpx.webhooks.addresses import Resolver, system_resolver
+
+log = logging.getLogger("vpx.sequences")
+# Waits before the 2nd … 5th try of a message a server deferred (4xx): five tries over about 24 hours.
+RETRY_DELAYS = (timedelta(minutes=5), timedelta(minutes=30), timedelta(hours=3), timedelta(hours=20))
+BOUNCE_WINDOW, BOUNCE_MIN, BOUNCE_RATE = 40, 10, 0.05
+BATCH = 200
+
+
+@dataclass
+class Claimed:
+    message_id: int  # the row
+    enrollment_id: str
+    mailbox_id: str
+
+
+async def run_due_sends(
+    database: Database, *, box: SecretBox, settings: Settings, clock: Clock, resolver: Resolver = system_resolver
+) -> int:
+    """One round: settle interrupted sends, then send what is due and fits the mailboxes' caps.
+    Returns the steps handled (emails sent or refused, tasks opened)."""
+    await settle_interrupted(database, box=box, settings=settings, clock=clock)
+    claimed = await claim_due(database, now=clock.now(), lease=timedelta(seconds=settings.worker_lease_seconds))
+    done = 0
+    for item in claimed:
+        await send_claimed(database, item, box=box, settings=settings, clock=clock, resolver=resolver)
+        done += 1
+    return done
+
+
+async def claim_due(database: Database, *, now: datetime, lease: timedelta) -> list[Claimed]:
+    """Claims, in one transaction, what may go now: deferred messages due again and enrollments due,
+    within each mailbox's spacing and daily cap. Task steps are opened here (no mail)."""
+    claimed: list[Claimed] = []
+    async with database.write_sessions() as session, session.begin():
+        retries = list(
+            await session.scalars(
+                select(SequenceMessage)
+                .where(SequenceMessage.status == "deferred", SequenceMessage.next_attempt_at <= now)
+                .order_by(SequenceMessage.next_attempt_at)
+                .limit(BATCH)
+            )
+        )
+        due = list(
+            (
+                await session.execute(
+                    select(Enrollment, Sequence)
+                    .join(Sequence, Sequence.id == Enrollment.sequence_id)
+                    .where(Enrollment.status == "active", Enrollment.next_due_at <= now, Sequence.status == "active")
+                    .order_by(Enrollment.next_due_at)
+                    .limit(BATCH)
+                )
+            ).all()
+        )
+        mailboxes: dict[str, Mailbox | None] = {}
+        room: dict[str, int] = {}
+
+        async def fits(mailbox_id: str) -> Mailbox | None:
+            """The mailbox when it may send one more message now (and that message counted)."""
+            if mailbox_id not in mailboxes:
+                mailbox = await session.get(Mailbox, mailbox_id, with_for_update=not database.is_sqlite)
+                ready = mailbox is not None and mailbox.status == "active"
+                if ready and mailbox is not None and mailbox.next_send_at is not None and mailbox.next_send_at > now:
+                    ready = False
+                mailboxes[mailbox_id] = mailbox if ready else None
+                if ready and mailbox is not None:
+                    sent = await _sent_since(session, mailbox_id, now - timedelta(hours=24))
+                    room[mailbox_id] = mailbox.daily_limit - sent
+            mailbox = mailboxes[mailbox_id]
+            if mailbox is None or room.get(mailbox_id, 0) <= 0:
+                return None
+            room[mailbox_id] -= 1
+            if mailbox.send_interval_seconds > 0:
+                # Spacing: one message per mailbox per round, the next not before interval + jitter.
+                spacing = mailbox.send_interval_seconds * (1 + random.uniform(0, 0.2))
+                mailbox.next_send_at = now + timedelta(seconds=spacing)
+                room[mailbox_id] = 0
+            return mailbox
+
+        for message in retries:
+            state = (
+                await session.execute(
+                    select(Sequence.status, Enrollment.status)
+                    .join(Enrollment, Enrollment.sequence_id == Sequence.id)
+                    .where(Enrollment.id == message.enrollment_id)
+                )
+            ).first()
+            if state is None or state[1] != "active":
+                message.status, message.lease_until = "stopped", None  # its enrollment ended meanwhile
+                continue
+            if state[0] != "active" or await fits(message.mailbox_id) is None:
+                continue
+            message.status, message.lease_until = "sending", now + lease
+            claimed.append(Claimed(message.id, message.enrollment_id, message.mailbox_id))
+        for enrollment, sequence in due:
+            version = await _version(session, enrollment)
+            steps = version.steps
+            if enrollment.step >= len(steps):
+                await _finish(session, enrollment, now)
+                continue
+            step = steps[enrollment.step]
+            if step["type"] == "task":
+                await _open_task(session, enrollment, sequence, version, now)
+                continue
+            mailbox = await fits(sequence.mailbox_id)
+            if mailbox is None:
+                continue
+            row = SequenceMessage(
+                enrollment_id=enrollment.id,
+                account_id=enrollment.account_id,
+                mailbox_id=mailbox.id,
+                step=enrollment.step,
+                kind="email",
+                message_id=new_message_id(_domain(mailbox.email)),
+                status="sending",
+                attempts=0,
+                lease_until=now + lease,
+                created_at=now,
+            )
+            session.add(row)
+            # The message row drives it from here: the enrollment waits until the step is settled.
+            enrollment.next_due_at = None
+            enrollment.updated_at = now
+            await session.flush()
+            claimed.append(Claimed(row.id, enrollment.id, mailbox.id))
+    return claimed
+
+
+async def _sent_since(session: AsyncSession, mailbox_id: str, since: datetime) -> int:
+    count = await session.scalar(
+        select(func.count()).where(SequenceMessage.mailbox_id == mailbox_id, SequenceMessage.sent_at > since)
+    )
+    return int(count or 0)
+
+
+async def _version(session: AsyncSession, enrollment: Enrollment) -> SequenceVersion:
+    return await service.version_of(session, enrollment.sequence_id, enrollment.version)
+
+
+def _domain(email: str) -> str:
+    return email.rsplit("@", 1)[-1] or "vpx.invalid"
+
+
+async def _open_task(
+    session: AsyncSession, enrollment: Enrollment, sequence: Sequence, version: SequenceVersion, now: datetime
+) -> None:
+    """A manual task step: recorded for the user to do, and the sequence moves on."""
+    session.add(
+        SequenceMessage(
+            enrollment_id=enrollment.id,
+            account_id=enrollment.account_id,
+            mailbox_id=sequence.mailbox_id,
+            step=enrollment.step,
+            kind="task",
+            status="open",
+            attempts=0,
+            subject=version.steps[enrollment.step]["note"],
+            created_at=now,
+        )
+    )
+    await _advance(session, enrollment, version, now, after=now)
+
+
+async def _advance(
+    session: AsyncSession, enrollment: Enrollment, version: SequenceVersion, now: datetime, *, after: datetime
+) -> None:
+    enrollment.step += 1
+    enrollment.updated_at = now
+    if enrollment.step >= len(version.steps):
+        await _finish(session, enrollment, now)
+        return
+    contact_state = await session.scalar(select(Contact.state).where(Contact.id == enrollment.contact_id))
+    window = schedule.Window.of(version.send_window)
+    enrollment.next_due_at = schedule.due_at(after, version.steps[enrollment.step], window, state=contact_state)
+
+
+async def _finish(session: AsyncSession, enrollment: Enrollment, now: datetime) -> None:
+    enrollment.status, enrollment.next_due_at, enrollment.updated_at = "finished", None, now
+    await events.announce(session, enrollment, events.FINISHED, {"steps": enrollment.step}, now)
+
+
+async def send_claimed(
+    database: Database,
+    item: Claimed,
+    *,
+    box: SecretBox,
+    settings: Settings,
+    clock: Clock,
+    resolver: Resolver = system_resolver,
+) -> None:
+    """Sends one claimed message: suppression checked first, the row committed ``transmitting`` right
+    before DATA, the outcome recorded."""
+    now = clock.now()
+    async with database.read_sessions() as session:
+        message = await session.get(SequenceMessage, item.message_id)
+        enrollment = await session.get(Enrollment, item.enrollment_id)
+        mailbox = await session.get(Mailbox, item.mailbox_id)
+        if message is None or enrollment is None or mailbox is None or message.status != "sending":
+            return
+        contact = await session.get(Contact, enrollment.contact_id)
+        version = await _version(session, enrollment)
+        assert contact is not None
+        blocked = await service.suppressed(
+            session, account_id=enrollment.account_id, contact=contact, email=enrollment.email
+        )
+        email = None if blocked else await _compose(session, message, enrollment, mailbox, contact, version, settings)
+    if email is None:
+        async with database.write_sessions() as session, session.begin():
+            await _stop_enrollment(session, item, reason="suppressed", detail="suppressed at send time", now=now)
+        return
+    account = mailbox_service.smtp_account(mailbox, box, settings)
+
+    async def before_data() -> None:
+        async with database.write_sessions() as session, session.begin():
+            await session.execute(
+                update(SequenceMessage)
+                .where(SequenceMessage.id == item.message_id)
+                .values(status="transmitting", attempts=SequenceMessage.attempts + 1, subject=email.subject)
+            )
+
+    try:
+        built = build(email, now=now)
+        outcome = await smtp_send(
+            account, built, sender=mailbox.email, recipient=enrollment.email, before_data=before_data, resolver=resolver
+        )
+    except ValueError as exc:
+        # A message that cannot be written (an address the recipient's server could not take): it
+        # stops this enrollment, never the round.
+        async with database.write_sessions() as session, session.begin():
+            await _stop_enrollment(session, item, reason="invalid_message", detail=str(exc), now=clock.now())
+        return
+    except SmtpError as exc:
+        # The mailbox is misconfigured (its credentials refused): it pauses, the message waits for it.
+        async with database.write_sessions() as session, session.begin():
+            await _pause_mailbox(session, item.mailbox_id, f"smtp_refused: {exc.reason}"[:200], clock.now())
+            await session.execute(
+                update(SequenceMessage)
+                .where(SequenceMessage.id == item.message_id)
+                .values(status="deferred", next_attempt_at=clock.now(), lease_until=None, last_reply=exc.reason[:1000])
+            )
+        return
+    async with database.write_sessions() as session, session.begin():
+        if outcome.in_doubt:
+            # The connection broke after the message went and before the answer: settled like a
+            # crash in that window (the Sent folder, when the mailbox has IMAP).
+            await session.execute(
+                update(SequenceMessage)
+                .where(SequenceMessage.id == item.message_id)
+                .values(lease_until=clock.now(), last_reply=outcome.reply[:1000])
+            )
+            return
+        await record_outcome(session, item, outcome.status, outcome.code, outcome.reply, clock.now())
+
+
+async def _compose(
+    session: AsyncSession,
+    message: SequenceMessage,
+    enrollment: Enrollment,
+    mailbox: Mailbox,
+    contact: Contact,
+    version: SequenceVersion,
+    settings: Settings,
+) -> OutgoingEmail:
+    step = version.steps[message.step]
+    context = await template_context(session, enrollment, mailbox, contact)
+    first = enrollment.thread_message_id if message.step > 0 else None
+    return OutgoingEmail(
+        message_id=message.message_id or new_message_id(_domain(mailbox.email)),
+        from_email=mailbox.email,
+        from_name=mailbox.from_name,
+        to_email=enrollment.email,
+        to_name=enrollment.person_name,
+        subject=templates.render(step["subject"], context),
+        text=templates.render(step["body"], context),
+        postal_address=mailbox.postal_address,
+        unsubscribe_url=f"{settings.public_url.rstrip('/')}/u/{enrollment.unsubscribe_token}",
+        in_reply_to=first,
+    )
+
+
+async def template_context(
+    session: AsyncSession, enrollment: Enrollment, mailbox: Mailbox, contact: Contact
+) -> templates.Context:
+    person: dict[str, str] = {"name": "", "first_name": "", "last_name": "", "title": ""}
+    if enrollment.person_name:
+        parts = enrollment.person_name.split()
+        title = await session.scalar(
+            select(DecisionMaker.title)
+            .where(DecisionMaker.contact_id == contact.id, DecisionMaker.name == enrollment.person_name)
+            .limit(1)
+        )
+        person = {
+            "name": enrollment.person_name,
+            "first_name": parts[0],
+            "last_name": parts[-1] if len(parts) > 1 else "",
+            "title": title or "",
+        }
+    business = {name: str(getattr(contact, name, None) or "") for name in templates.VARIABLES["contact"]}
+    return templates.Context(
+        contact=business,
+        decision_maker=person,
+        mailbox={"from_name": mailbox.from_name or "", "email": mailbox.email},
+    )
+
+
+async def _stop_enrollment(session: AsyncSession, item: Claimed, *, reason: str, detail: str, now: datetime) -> None:
+    await session.execute(
+        update(SequenceMessage)
+        .where(SequenceMessage.id == item.message_id)
+        .values(status="stopped", lease_until=None, last_reply=detail[:1000])
+    )
+    enrollment = await session.get(Enrollment, item.enrollment_id)
+    if enrollment is not None and enrollment.status == "active":
+        enrollment.status, enrollment.stop_reason, enrollment.next_due_at = "stopped", reason, None
+        enrollment.updated_at = now
+
+
+async def record_outcome(
+    session: AsyncSession, item: Claimed, status: str, code: int | None, reply: str, now: datetime
+) -> None:
+    """What the server answered: sent (the enrollment moves on), bounced (it ends), deferred (later)."""
+    message = await session.get(SequenceMessage, item.message_id, with_for_update=True)
+    enrollment = await session.get(Enrollment, item.enrollment_id, with_for_update=True)
+    if message is None or enrollment is None or message.status not in ("sending", "transmitting"):
+        return
+    message.lease_until, message.last_reply = None, f"{code or ''} {reply}".strip()[:1000]
+    if status == "accepted":
+        await mark_sent(session, message, enrollment, now)
+    elif status == "rejected" or message.attempts >= len(RETRY_DELAYS) + 1:
+        await mark_bounced(session, message, enrollment, now, diagnostic=message.last_reply)
+    else:
+        message.status = "deferred"
+        message.next_attempt_at = now + RETRY_DELAYS[max(0, min(message.attempts, len(RETRY_DELAYS)) - 1)]
+
+
+async def mark_sent(session: AsyncSession, message: SequenceMessage, enrollment: Enrollment, now: datetime) -> None:
+    message.status, message.sent_at = "sent", now
+    if message.step == 0 or enrollment.thread_message_id is None:
+        enrollment.thread_message_id = message.message_id
+    data = {"step": message.step, "message_id": message.message_id, "sent_at": now, "email": enrollment.email}
+    await events.announce(session, enrollment, events.STEP_SENT, data, now)
+    # Every send moves the window of the last 40: an early bounce weighs until enough go through.
+    await check_bounce_rate(session, message.mailbox_id, now)
+    if enrollment.status == "active":
+        await _advance(session, enrollment, await _version(session, enrollment), now, after=now)
+
+
+async def mark_bounced(
+    session: AsyncSession, message: SequenceMessage, enrollment: Enrollment, now: datetime, *, diagnostic: str | None
+) -> None:
+    message.status, message.lease_until = "bounced", None
+    if enrollment.status == "active":
+        enrollment.status, enrollment.stop_reason, enrollment.next_due_at = "bounced", "bounced", None
+        enrollment.updated_at = now
+    data = {"step": message.step, "message_id": message.message_id, "email": enrollment.email, "diagnostic": diagnostic}
+    await events.announce(session, enrollment, events.BOUNCED, data, now)
+    await check_bounce_rate(session, message.mailbox_id, now)
+
+
+async def check_bounce_rate(session: AsyncSession, mailbox_id: str, now: datetime) -> None:
+    """Past 5 % bounced over the mailbox's last 40 sends (at least 10 of them), it pauses."""
+    last = list(
+        await session.scalars(
+            select(SequenceMessage.status)
+            .where(SequenceMessage.mailbox_id == mailbox_id, SequenceMessage.status.in_(("sent", "bounced")))
+            .order_by(SequenceMessage.id.desc())
+            .limit(BOUNCE_WINDOW)
+        )
+    )
+    bounced = sum(s == "bounced" for s in last)
+    if len(last) >= BOUNCE_MIN and bounced / len(last) > BOUNCE_RATE:
+        rate = f"bounce_rate: {bounced} of the last {len(last)} sends bounced"
+        await _pause_mailbox(session, mailbox_id, rate, now)
+
+
+async def _pause_mailbox(session: AsyncSession, mailbox_id: str, reason: str, now: datetime) -> None:
+    await session.execute(
+        update(Mailbox)
+        .where(Mailbox.id == mailbox_id, Mailbox.status == "active")
+        .values(status="paused", pause_reason=reason, updated_at=now)
+    )
+    await mailbox_service.pause_sequences_of(session, mailbox_id, reason=f"mailbox paused: {reason}"[:200], now=now)
+
+
+async def settle_interrupted(database: Database, *, box: SecretBox, settings: Settings, clock: Clock) -> int:
+    """Messages whose worker died mid-send (their lease ran out): ``sending`` ones go again;
+    ``transmitting`` ones are settled by the Sent folder when the mailbox has IMAP, else taken as sent."""
+    now = clock.now()
+    async with database.read_sessions() as session:
+        stale = list(
+            (
+                await session.execute(
+                    select(SequenceMessage, Mailbox)
+                    .join(Mailbox, Mailbox.id == SequenceMessage.mailbox_id)
+                    .where(SequenceMessage.status.in_(("sending", "transmitting")), SequenceMessage.lease_until <= now)
+                    .limit(BATCH)
+                )
+            ).all()
+        )
+    for message, mailbox in stale:
+        item = Claimed(message.id, message.enrollment_id, mailbox.id)
+        verdict = "again"
+        if message.status == "transmitting":
+            verdict = "sent"
+            account = mailbox_service.imap_account(mailbox, box, settings)
+            if account is not None and message.message_id:
+                try:
+                    found = await asyncio.to_thread(find_message_id, account, message.message_id)
+                except ImapError as exc:
+                    log.warning("could not settle an interrupted send over IMAP", extra={"reason": exc.reason})
+                    continue  # asked again next round
+                verdict = "sent" if found else "again"
+        async with database.write_sessions() as session, session.begin():
+            row = await session.get(SequenceMessage, item.message_id, with_for_update=True)
+            if row is None or row.status not in ("sending", "transmitting") or (row.lease_until or now) > now:
+                continue
+            if verdict == "sent":
+                await record_outcome(session, item, "accepted", None, "settled after an interruption", now)
+            else:
+                row.status, row.next_attempt_at, row.lease_until = "deferred", now, None
+    return len(stale)
