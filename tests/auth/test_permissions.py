@@ -100,6 +100,27 @@ ENDPOINTS: dict[tuple[str, str], tuple[str, str, Any]] = {
         {"contact_ids": ["{contact}"]},
     ),
     ("GET", "/api/v1/contacts/batch-enrich/{batch_id}"): (MANAGE, "/api/v1/contacts/batch-enrich/ben_unknown", None),
+    # D34: outbound sequencing, Full Access.
+    ("GET", "/api/v1/mailboxes"): (MANAGE, "/api/v1/mailboxes", None),
+    ("POST", "/api/v1/mailboxes"): (MANAGE, "/api/v1/mailboxes", {"email": "x"}),
+    ("GET", "/api/v1/mailboxes/{mailbox_id}"): (MANAGE, "/api/v1/mailboxes/mbx_unknown", None),
+    ("PATCH", "/api/v1/mailboxes/{mailbox_id}"): (MANAGE, "/api/v1/mailboxes/mbx_unknown", {}),
+    ("DELETE", "/api/v1/mailboxes/{mailbox_id}"): (MANAGE, "/api/v1/mailboxes/mbx_unknown", None),
+    ("POST", "/api/v1/mailboxes/{mailbox_id}/verify"): (MANAGE, "/api/v1/mailboxes/mbx_unknown/verify", None),
+    ("POST", "/api/v1/mailboxes/{mailbox_id}/inbound"): (MANAGE, "/api/v1/mailboxes/mbx_unknown/inbound", None),
+    ("GET", "/api/v1/sequences"): (MANAGE, "/api/v1/sequences", None),
+    ("POST", "/api/v1/sequences"): (MANAGE, "/api/v1/sequences", {"name": "x"}),
+    ("GET", "/api/v1/sequences/{sequence_id}"): (MANAGE, "/api/v1/sequences/seq_unknown", None),
+    ("PATCH", "/api/v1/sequences/{sequence_id}"): (MANAGE, "/api/v1/sequences/seq_unknown", {}),
+    ("POST", "/api/v1/sequences/{sequence_id}/pause"): (MANAGE, "/api/v1/sequences/seq_unknown/pause", None),
+    ("POST", "/api/v1/sequences/{sequence_id}/resume"): (MANAGE, "/api/v1/sequences/seq_unknown/resume", None),
+    ("GET", "/api/v1/sequences/{sequence_id}/enrollments"): (MANAGE, "/api/v1/sequences/seq_unknown/enrollments", None),
+    ("POST", "/api/v1/sequences/{sequence_id}/enrollments"): (
+        MANAGE,
+        "/api/v1/sequences/seq_unknown/enrollments",
+        {"contact_ids": ["{contact}"]},
+    ),
+    ("DELETE", "/api/v1/enrollments/{enrollment_id}"): (MANAGE, "/api/v1/enrollments/enr_unknown", None),
 }
 
 

@@ -34,7 +34,7 @@ async def check_host(host: str, port: int, *, field: str, settings: Settings, re
     except ValueError:
         try:
             addresses = await resolver(host, port)
-        except OSError as exc:
+        except (OSError, UnicodeError, ValueError) as exc:  # UnicodeError: a label IDNA cannot encode
             raise InvalidParameters.field(field, f"host {host} does not resolve ({type(exc).__name__})") from None
     if not addresses:
         raise InvalidParameters.field(field, f"host {host} does not resolve")
