@@ -31,14 +31,15 @@ adapters' find_* methods, the database's session factories (a transaction timed 
 close, commit included, named by the store function run in it) and the HTTP client's event hooks
 (request sent to the answer's headers received). A provider call's overhead is
 
-    (ProviderCalls.call - the fake's handling time) + the cache write that follows the call
+    (ProviderCalls.call - the fake's handling time)
     + the cache look-up made just before it (when an earlier provider's answer changed the query)
 
 and is shown in two parts: vpx's work outside the HTTP exchange, and the HTTP exchange beyond the
 fake's handling, which holds loopback TCP and the fake's own HTTP server as well as httpx; the
 "bare httpx" line is that floor, a plain httpx client at the same concurrency. The per-contact line is
 (enrich_contact's wall time - the fakes' handling of its calls) / its calls: the per-contact work
-(loading the contact, the first cache look-up, storing the values) spread over the calls. At
+(loading the contact, the first cache look-up, storing the values and the providers' answers for the
+cache, one transaction) spread over the calls. At
 --concurrency the timings include waiting for the event loop (its lag is printed) as a server process
 would; one at a time they do not, and the CPU column (this process, every thread) is each part's own.
 """
@@ -313,7 +314,7 @@ class CallRecord:
     ``reserve``, the monthly usage reservation (a write transaction); ``http``, request sent to the
     answer's headers received (httpx's event hooks); ``adapter``, the adapter's find_* (the request,
     and reading the answer); ``call``, ProviderCalls.call (what vpx reports as the attempt's
-    duration); ``remember``, the cache write after the call (a write transaction)."""
+    duration). The answers are cached with the contact's values, per contact, not per call."""
 
     provider: str
     wall: Counter[str] = field(default_factory=Counter)
@@ -328,7 +329,7 @@ class CallRecord:
 
     @property
     def overhead(self) -> float:
-        return self.wall["call"] - self.fake + self.wall["remember"] + self.wall["lookup"]
+        return self.wall["call"] - self.fake + self.wall["lookup"]
 
     @property
     def outside_http(self) -> float:
@@ -369,8 +370,6 @@ class _TimedSession:
                 tag = trace.tag or ("contact_reads" if self.kind == "read" else "other_writes")
                 if tag == "reserve" and trace.current is not None:
                     trace.current.add("reserve", self.started)
-                elif tag == "remember" and trace.calls:
-                    trace.calls[-1].add("remember", self.started)
                 elif tag == "cache_lookup" and (trace.calls or trace.current):
                     trace.pending_lookup = trace.pending_lookup or CallRecord("lookup")
                     trace.pending_lookup.add("lookup", self.started)
@@ -431,8 +430,7 @@ def instrument(app: Any) -> None:
     database.write_sessions = _TimedSessions(database.write_sessions, "write")
     store.cached = _tagged(store.cached, "cache_lookup")
     store.reserve_request = _tagged(store.reserve_request, "reserve")
-    store.remember = _tagged(store.remember, "remember")
-    store.add_values = _tagged(store.add_values, "values_write")
+    store.add_values = _tagged(store.add_values, "values_and_cache_write")
     calls = waterfall.calls
     calls.limits = _TimedLimits(calls.limits)
     for provider in waterfall.providers.values():
@@ -726,9 +724,9 @@ def report_calls(title: str, traces: list[ContactTrace], floor: list[float], cpu
     rest = ("call", "spend", "reserve", "adapter")
     rows = [
         derived("overhead per call (vpx)", lambda c: c.overhead,
-                lambda c: c.cpu["call"] + c.cpu["remember"] + c.cpu["lookup"]),
+                lambda c: c.cpu["call"] + c.cpu["lookup"]),
         derived("  outside the HTTP exchange", lambda c: c.outside_http,
-                lambda c: c.cpu["call"] + c.cpu["remember"] + c.cpu["lookup"] - c.cpu["http"]),
+                lambda c: c.cpu["call"] + c.cpu["lookup"] - c.cpu["http"]),
         part("    cache look-up before the call", "lookup"),
         part("    rate limit (spend)", "spend"),
         part("    usage reservation (write tx)", "reserve"),
@@ -736,7 +734,6 @@ def report_calls(title: str, traces: list[ContactTrace], floor: list[float], cpu
                 lambda c: c.cpu["adapter"] - c.cpu["http"]),
         derived("    ProviderCalls' own", lambda c: c.wall[rest[0]] - sum(c.wall[k] for k in rest[1:]),
                 lambda c: c.cpu[rest[0]] - sum(c.cpu[k] for k in rest[1:])),
-        part("    cache write (write tx)", "remember"),
         derived("  HTTP exchange beyond the fake's handling", lambda c: c.wall["http"] - c.fake,
                 lambda c: c.cpu["http"]),
         ("  (bare httpx beyond the fake's handling)", floor, []),

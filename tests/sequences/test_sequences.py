@@ -6,6 +6,7 @@ one-click unsubscribe, replies and DSNs handed in, pause and resume, versions.""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from email import message_from_bytes
 from email.policy import default
@@ -315,6 +316,60 @@ async def test_the_daily_cap_is_rolling_and_spacing_holds(
     assert await run(app) == 1 and len(smtp_sink.received) == 5
 
 
+async def test_a_mailbox_held_by_its_cap_does_not_hold_up_the_others(
+    client: httpx.AsyncClient,
+    factory: Factory,
+    app: FastAPI,
+    smtp_sink: SmtpSink,
+    clock: FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A round takes two steps: the capped mailbox's backlog, due first, must not fill every round.
+    monkeypatch.setattr(sending, "BATCH", 2)
+    account = await factory.account(credits=20)
+    capped = await mailbox(client, account, smtp_sink, daily_limit=1)
+    backlog = await sequence(client, account, capped, steps=STEPS[:1])
+    await enroll(client, account, backlog["id"], await revealed(client, factory, account, 6))
+    clock.set(MONDAY_9AM_UTC + timedelta(minutes=1))
+    free = await mailbox(client, account, smtp_sink, email="kim@seller.example")
+    other = await sequence(client, account, free, steps=STEPS[:1])
+    await enroll(client, account, other["id"], await revealed(client, factory, account, 3, business_name="Beta"))
+    sent = sum([await run(app) for _ in range(3)])
+    assert sent == 4  # one from the capped mailbox, all three of the other
+    assert sorted(m.sender for m in smtp_sink.received) == ["kim@seller.example"] * 3 + ["sam@seller.example"]
+    # Once its send is settled, the mailbox is held until that send turns 24 hours old: until then
+    # the scheduler passes it by.
+    clock.set(MONDAY_9AM_UTC + timedelta(minutes=10))
+    assert await run(app) == 0
+    async with app.state.database.read_sessions() as session:
+        held = await session.get(Mailbox, capped)
+    assert held is not None and held.next_send_at == MONDAY_9AM_UTC + timedelta(minutes=1, hours=24)
+
+
+@pytest.mark.postgres_only
+async def test_workers_claiming_at_once_never_take_a_step_twice_and_keep_the_cap(
+    client: httpx.AsyncClient, factory: Factory, app: FastAPI, smtp_sink: SmtpSink, backend: str
+) -> None:
+    if backend != "postgresql":
+        pytest.skip("concurrent claims are proven on PostgreSQL (SQLite serialises every writer)")
+    account = await factory.account(credits=50)
+    shared = await mailbox(client, account, smtp_sink, daily_limit=25)
+    ids = await revealed(client, factory, account, 20)
+    for name in ("First", "Second"):
+        created = await sequence(client, account, shared, name=name, steps=STEPS[:1])
+        await enroll(client, account, created["id"], ids)
+    lease = timedelta(seconds=60)
+    waves = await asyncio.gather(
+        *(sending.claim_due(app.state.database, now=MONDAY_9AM_UTC, lease=lease) for _ in range(6))
+    )
+    claimed = [item.enrollment_id for wave in waves for item in wave]
+    assert len(claimed) == len(set(claimed)) == 25  # 40 due, the cap lets 25 go, none twice
+    async with app.state.database.read_sessions() as session:
+        rows = list(await session.scalars(select(SequenceMessage.enrollment_id)))
+    assert sorted(rows) == sorted(claimed)
+    assert await sending.claim_due(app.state.database, now=MONDAY_9AM_UTC, lease=lease) == []
+
+
 async def test_a_refusal_bounces_and_a_tempfail_is_tried_again(
     client: httpx.AsyncClient, factory: Factory, app: FastAPI, smtp_sink: SmtpSink, clock: FixedClock
 ) -> None:
@@ -350,6 +405,24 @@ async def test_five_tempfails_over_a_day_end_as_a_bounce(
     async with app.state.database.read_sessions() as session:
         message = await session.scalar(select(SequenceMessage))
     assert message is not None and message.attempts == 5 and "451" in (message.last_reply or "")
+
+
+async def test_stopping_an_enrollment_drops_its_message_waiting_for_a_retry(
+    client: httpx.AsyncClient, factory: Factory, app: FastAPI, smtp_sink: SmtpSink, clock: FixedClock
+) -> None:
+    account = await factory.account(credits=10)
+    created = await sequence(client, account, await mailbox(client, account, smtp_sink), steps=STEPS[:1])
+    await enroll(client, account, created["id"], await revealed(client, factory, account))
+    smtp_sink.tempfail_next()
+    assert await run(app) == 1
+    [shown] = await enrollments(client, account, created["id"])
+    stopped = await client.delete(f"/api/v1/enrollments/{shown['id']}", headers=account.headers("full"))
+    assert stopped.status_code == 204, stopped.text
+    async with app.state.database.read_sessions() as session:
+        message = await session.scalar(select(SequenceMessage))
+    assert message is not None and message.status == "stopped" and message.next_attempt_at is None
+    clock.set(MONDAY_9AM_UTC + timedelta(hours=2))
+    assert await run(app) == 0 and smtp_sink.received == []
 
 
 async def test_a_mailbox_bouncing_too_much_pauses_its_sequences(

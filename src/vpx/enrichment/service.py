@@ -154,11 +154,16 @@ async def enrich_contact(
         refresh=refresh,
         dry_run=dry_run,
     )
-    await waterfall.run(job, now=now)
-    if job.found:
-        async with database.write_sessions() as session, session.begin():
-            await store.add_values(session, account_id=account_id, contact_id=contact.id, values=job.found)
-            held = await store.values_of(session, account_id=account_id, contact_id=contact.id)
+    try:
+        await waterfall.run(job, now=now)
+    finally:
+        # The answers received are kept even when the run broke off, with the values they gave.
+        if job.found or job.answers:
+            async with database.write_sessions() as session, session.begin():
+                await store.remember(session, account_id=account_id, answers=job.answers, now=now)
+                await store.add_values(session, account_id=account_id, contact_id=contact.id, values=job.found)
+                if job.found:
+                    held = await store.values_of(session, account_id=account_id, contact_id=contact.id)
     shown = view(contact, people, held)
     return EnrichResult(
         **shown.model_dump(),

@@ -157,23 +157,45 @@ async def cached(
     return {(e.provider, e.request_key): CachedAnswer(e.found, e.answer, e.fetched_at) for e in rows.scalars()}
 
 
-async def remember(
-    session: AsyncSession,
-    *,
-    account_id: str,
-    provider: str,
-    key: str,
-    found: bool,
-    answer: dict[str, Any],
-    now: datetime,
-    ttl: timedelta,
-) -> None:
-    values = {"found": found, "answer": answer, "fetched_at": now, "expires_at": now + ttl}
-    statement = _insert(session)(EnrichmentCacheEntry).values(
-        account_id=account_id, provider=provider, request_key=key, **values
-    )
+@dataclass(frozen=True)
+class Answer:
+    """A provider's answer to keep in the account's cache."""
+
+    provider: str
+    key: str
+    found: bool
+    answer: dict[str, Any]
+    ttl: timedelta
+
+
+async def remember(session: AsyncSession, *, account_id: str, answers: list[Answer], now: datetime) -> None:
+    """Keeps the answers (one statement; an answer to the same request replaces the old one)."""
+    if not answers:
+        return
+    statement = _insert(session)(EnrichmentCacheEntry)
+    fresh = statement.excluded
     await session.execute(
-        statement.on_conflict_do_update(index_elements=["account_id", "provider", "request_key"], set_=values)
+        statement.on_conflict_do_update(
+            index_elements=["account_id", "provider", "request_key"],
+            set_={
+                "found": fresh.found,
+                "answer": fresh.answer,
+                "fetched_at": fresh.fetched_at,
+                "expires_at": fresh.expires_at,
+            },
+        ),
+        [
+            {
+                "account_id": account_id,
+                "provider": a.provider,
+                "request_key": a.key,
+                "found": a.found,
+                "answer": a.answer,
+                "fetched_at": now,
+                "expires_at": now + a.ttl,
+            }
+            for a in answers
+        ],
     )
 
 

@@ -56,6 +56,9 @@ class Job:
     dry_run: bool = False
     found: list[store.HeldValue] = field(default_factory=list)
     attempts: list[dict[str, Any]] = field(default_factory=list)
+    # Providers' answers to keep in the cache: written by the caller with the values, in one
+    # transaction per contact rather than one per call (a lost answer costs a call, nothing more).
+    answers: list[store.Answer] = field(default_factory=list)
 
 
 @dataclass
@@ -173,17 +176,15 @@ class Waterfall:
                 found = outcome.found
                 results.append("found" if found is not None else "not_found")
                 fetched_at = now
-                async with self.database.write_sessions() as session, session.begin():
-                    await store.remember(
-                        session,
-                        account_id=job.account_id,
-                        provider=name,
-                        key=key,
-                        found=found is not None,
-                        answer=_to_cache(found),
-                        now=now,
-                        ttl=self.cache_ttl if found is not None else self.miss_ttl,
-                    )
+                answer = store.Answer(
+                    provider=name,
+                    key=key,
+                    found=found is not None,
+                    answer=_to_cache(found),
+                    ttl=self.cache_ttl if found is not None else self.miss_ttl,
+                )
+                job.answers.append(answer)
+                cache[(name, key)] = store.CachedAnswer(answer.found, answer.answer, now)
             if found is not None:
                 attempt["found"] += self._take(job, name, call, found, fetched_at)
         attempt["duration_ms"] = round(seconds * 1000, 1)

@@ -142,6 +142,8 @@ async def update_mailbox(
             getattr(body, name) is not None or name in ("from_name", "smtp_username", "imap_username")
         ):
             setattr(mailbox, name, getattr(body, name))
+    if {"daily_limit", "send_interval_seconds"} & given:
+        mailbox.next_send_at = None  # a hold computed from the old cap or spacing is looked at again
     if "smtp_password" in given:
         mailbox.smtp_password_sealed = _seal(box, body.smtp_password)
     if "imap_password" in given:

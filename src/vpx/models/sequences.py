@@ -78,8 +78,8 @@ class Enrollment(Base):
     __tablename__ = "enrollments"
     __table_args__ = (
         UniqueConstraint("sequence_id", "contact_id", "person_key"),
-        # The scheduler's lookup: active enrollments by due time.
-        Index(None, "status", "next_due_at"),
+        # The scheduler's look-up: a sequence's active enrollments by due time.
+        Index(None, "sequence_id", "status", "next_due_at"),
         Index(None, "account_id", "email"),
         Index(None, "sequence_id", "id"),
     )
@@ -114,6 +114,7 @@ class SequenceMessage(Base):
     __table_args__ = (
         UniqueConstraint("enrollment_id", "step"),
         Index(None, "mailbox_id", "sent_at"),
+        Index(None, "mailbox_id", "id"),  # a mailbox's last sends (its bounce rate)
         Index(None, "status", "lease_until"),
     )
 

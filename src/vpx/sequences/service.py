@@ -339,7 +339,15 @@ async def stop_enrollment(
         .where(Enrollment.id == enrollment.id, Enrollment.status == "active")
         .values(status=status, stop_reason=reason, next_due_at=None, updated_at=now)
     )
-    return bool(getattr(result, "rowcount", 0))
+    if not getattr(result, "rowcount", 0):
+        return False
+    # A message waiting to be retried after a 4xx is not sent either (one being transmitted finishes).
+    await session.execute(
+        update(SequenceMessage)
+        .where(SequenceMessage.enrollment_id == enrollment.id, SequenceMessage.status == "deferred")
+        .values(status="stopped", next_attempt_at=None)
+    )
+    return True
 
 
 def counts(results: list[EnrollResult]) -> dict[str, int]:
