@@ -43,6 +43,9 @@ from vpx.sequences.unsubscribe import router as unsubscribe_router
 from vpx.signals.router import admin_router as signal_admin_router
 from vpx.signals.router import router as signal_router
 from vpx.signals.stream import SignalBroker
+from vpx.visitors import build_resolver
+from vpx.visitors.collect import router as visitor_collect_router
+from vpx.visitors.router import router as visitor_router
 from vpx.webhooks.addresses import system_resolver
 from vpx.webhooks.router import router as webhook_router
 from vpx.worker.loop import InProcessWorker, Worker
@@ -110,6 +113,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.state.trusted_proxies = [network.parse_network(p) for p in settings.trusted_proxies]
     # How webhook hosts are resolved for the SSRF guard (tests may put a stand-in DNS here).
     app.state.webhook_resolver = system_resolver
+    # D33: imported address ranges in memory, reverse DNS with its cache.
+    app.state.visitors = build_resolver(database, settings)
 
     install_error_handlers(app)
     app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes)
@@ -134,6 +139,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(sequence_router)
     app.include_router(enrollments_router)
     app.include_router(unsubscribe_router)
+    app.include_router(visitor_router)
+    app.include_router(visitor_collect_router)
     install_dashboard(app)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     return app

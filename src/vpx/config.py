@@ -112,8 +112,19 @@ class Settings(BaseSettings):
     mailbox_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
     # How often the worker reads each mailbox with IMAP for replies and bounces.
     imap_poll_seconds: float = Field(default=60.0, gt=0, le=86_400)
-    # The service's public base URL: unsubscribe links (and other public links) are built from it.
+    # The service's public base URL: unsubscribe links, the visitor snippet and the address its page
+    # views are reported to are built from it.
     public_url: str = "http://127.0.0.1:8000"
+
+    # D33 visitor identification. DNS servers for reverse look-ups ("127.0.0.1:5353,192.0.2.53";
+    # empty: the system resolver) and a look-up's whole time budget.
+    dns_servers: str = ""
+    dns_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
+    # Visits older than this are deleted by the worker.
+    visit_retention_days: int = Field(default=90, ge=1, le=3650)
+    # Page views the public collection endpoints take per site and per visitor address.
+    visitor_site_rate_limit: str = "6000/minute"
+    visitor_address_rate_limit: str = "120/minute"
 
     log_level: str = "INFO"
     log_json: bool = True
@@ -148,6 +159,16 @@ class Settings(BaseSettings):
     def runs_worker_in_process(self) -> bool:
         return self.is_sqlite if self.worker_in_process is None else self.worker_in_process
 
+    @field_validator("dns_servers")
+    @classmethod
+    def _check_dns_servers(cls, value: str) -> str:
+        if value.strip():
+            # Imported here: vpx.visitors imports this module.
+            from vpx.visitors.dns import parse_servers
+
+            parse_servers(value)
+        return value
+
     @field_validator("trusted_proxies")
     @classmethod
     def _check_proxies(cls, value: list[str]) -> list[str]:
@@ -156,7 +177,13 @@ class Settings(BaseSettings):
         return value
 
     @field_validator(
-        "rate_limit", "auth_failure_rate_limit", "login_rate_limit", "signup_rate_limit", "enrichment_rate_limit"
+        "rate_limit",
+        "auth_failure_rate_limit",
+        "login_rate_limit",
+        "signup_rate_limit",
+        "enrichment_rate_limit",
+        "visitor_site_rate_limit",
+        "visitor_address_rate_limit",
     )
     @classmethod
     def _check_rate_limit(cls, value: str) -> str:

@@ -112,7 +112,8 @@ class RequestContextMiddleware:
                     "route": template,
                     "status": status_holder["status"],
                     "duration_ms": round(elapsed * 1000, 2),
-                    "client": client[0] if client else None,
+                    # A website visitor's address is never written anywhere (D33): not logged either.
+                    "client": client[0] if client and not scope["path"].startswith("/v/") else None,
                     "key_id": state.get("key_id"),
                 },
             )

@@ -121,6 +121,14 @@ ENDPOINTS: dict[tuple[str, str], tuple[str, str, Any]] = {
         {"contact_ids": ["{contact}"]},
     ),
     ("DELETE", "/api/v1/enrollments/{enrollment_id}"): (MANAGE, "/api/v1/enrollments/enr_unknown", None),
+    # Visitor identification (D33): sites and server-side events need Full Access; reading is for every key.
+    ("GET", "/api/v1/visitors/sites"): (MANAGE, "/api/v1/visitors/sites", None),
+    ("POST", "/api/v1/visitors/sites"): (MANAGE, "/api/v1/visitors/sites", {"domain": "x"}),
+    ("GET", "/api/v1/visitors/sites/{site_id}"): (MANAGE, "/api/v1/visitors/sites/site_unknown", None),
+    ("DELETE", "/api/v1/visitors/sites/{site_id}"): (MANAGE, "/api/v1/visitors/sites/site_unknown", None),
+    ("POST", "/api/v1/visitors/identify"): (MANAGE, "/api/v1/visitors/identify", {"site_id": "x"}),
+    ("GET", "/api/v1/visitors/visits"): (READ, "/api/v1/visitors/visits", None),
+    ("GET", "/api/v1/visitors/companies"): (READ, "/api/v1/visitors/companies", None),
 }
 
 

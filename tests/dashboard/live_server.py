@@ -43,9 +43,9 @@ class LiveServer:
 
 
 @contextmanager
-def live_server(database_url: str, **settings: str) -> Iterator[LiveServer]:
-    """Serves ``vpx.app:create_app`` on a free loopback port until the block ends."""
-    port = free_port()
+def live_server(database_url: str, *, port: int | None = None, **settings: str) -> Iterator[LiveServer]:
+    """Serves ``vpx.app:create_app`` on a loopback port (a free one unless given) until the block ends."""
+    port = port or free_port()
     env = {
         **os.environ,
         "VPX_DATABASE_URL": database_url,

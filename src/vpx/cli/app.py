@@ -17,6 +17,7 @@ from vpx.auth.keys import KeyType
 from vpx.cli import registries as registries_cli
 from vpx.cli import secrets as secrets_cli
 from vpx.cli import signals as signals_cli
+from vpx.cli import visitors as visitors_cli
 from vpx.cli.output import JsonOption, emit, fail, run_with_database
 from vpx.cli.worker import worker
 from vpx.clock import Clock
@@ -48,6 +49,7 @@ app.command("worker")(worker)
 registries_cli.register(app)
 secrets_cli.register(app)
 signals_cli.register(app)
+visitors_cli.register(app)
 
 
 def _migrate(settings: Settings) -> list[str]:

@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from vpx.contacts.identifiers import joined, licence_of
+from vpx.contacts.identifiers import joined, licence_of, registrable_domain
 from vpx.contacts.normalise import clean_display, name_key, text_key, words
 from vpx.contacts.search import SearchBackend
 from vpx.models import Contact, ContactSource
@@ -41,6 +41,7 @@ def contact_row(fields: dict[str, Any], *, origin: str, now: datetime) -> dict[s
         "phone": fields.get("phone"),
         "email": fields.get("email"),
         "website": fields.get("website"),
+        "website_domain": registrable_domain(fields.get("website")),
         "industry": fields["industry"],
         "specialty": fields.get("specialty"),
         "specialty_key": _key(fields.get("specialty")),

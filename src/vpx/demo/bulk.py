@@ -22,9 +22,9 @@ from vpx.demo.generator import demo_contacts
 
 COLUMNS = (
     "business_name", "name_key", "street", "city", "city_key", "state", "postal_code", "country", "phone",
-    "email", "website", "industry", "specialty", "specialty_key", "license_type", "license_type_key",
-    "license_number", "license_state", "status", "origin", "intent_level", "publisher_account_id",
-    "created_at", "updated_at",
+    "email", "website", "website_domain", "industry", "specialty", "specialty_key", "license_type",
+    "license_type_key", "license_number", "license_state", "status", "origin", "intent_level",
+    "publisher_account_id", "created_at", "updated_at",
 )  # fmt: skip
 
 

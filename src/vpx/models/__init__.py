@@ -36,6 +36,7 @@ from vpx.models.sequences import (
 from vpx.models.signals import Signal, SignalCounter
 from vpx.models.suppression import Suppression, SuppressionHit
 from vpx.models.topics import TopicActivity
+from vpx.models.visitors import IpRange, IpRangeSource, Visit, VisitorAlert, VisitorSite
 from vpx.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 __all__ = [
@@ -63,6 +64,8 @@ __all__ = [
     "Enrollment",
     "IdempotencyRecord",
     "InboundMessage",
+    "IpRange",
+    "IpRangeSource",
     "LedgerEntry",
     "Mailbox",
     "PossibleDuplicate",
@@ -78,6 +81,9 @@ __all__ = [
     "SuppressionHit",
     "TaxonomyCode",
     "TopicActivity",
+    "Visit",
+    "VisitorAlert",
+    "VisitorSite",
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookEndpoint",

@@ -18,6 +18,7 @@ class Contact(Base):
         Index(None, "state", "city_key"),
         Index(None, "industry", "state"),
         Index(None, "phone"),
+        Index(None, "website_domain"),
         Index(None, "name_key", "state", "city_key"),
         Index(None, "specialty_key"),
         Index(None, "license_type_key"),
@@ -36,6 +37,9 @@ class Contact(Base):
     phone: Mapped[str | None] = mapped_column(String(20))
     email: Mapped[str | None] = mapped_column(String(320))
     website: Mapped[str | None] = mapped_column(String(300))
+    # The website's registrable domain (vpx.contacts.identifiers.registrable_domain): what visitor
+    # identification matches a reverse-DNS name against (D33).
+    website_domain: Mapped[str | None] = mapped_column(String(253))
     industry: Mapped[str] = mapped_column(String(40))
     specialty: Mapped[str | None] = mapped_column(String(200))
     specialty_key: Mapped[str | None] = mapped_column(String(200))

@@ -50,6 +50,7 @@ GAP_FIELDS = (
     "phone",
     "email",
     "website",
+    "website_domain",
     "specialty",
     "specialty_key",
     "license_type",

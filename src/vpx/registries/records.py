@@ -22,9 +22,9 @@ MAX_EXAMPLES = 5
 # equal): the reader hands rows over as tuples in this order, ready for COPY.
 CONTACT_COLUMNS = (
     "business_name", "name_key", "street", "city", "city_key", "state", "postal_code", "country", "phone",
-    "email", "website", "industry", "specialty", "specialty_key", "license_type", "license_type_key",
-    "license_number", "license_state", "identifiers", "status", "origin", "intent_level", "publisher_account_id",
-    "created_at", "updated_at",
+    "email", "website", "website_domain", "industry", "specialty", "specialty_key", "license_type",
+    "license_type_key", "license_number", "license_state", "identifiers", "status", "origin", "intent_level",
+    "publisher_account_id", "created_at", "updated_at",
 )  # fmt: skip
 COLUMN = {name: position for position, name in enumerate(CONTACT_COLUMNS)}
 # The fields search indexes and corrects to (``vpx.contacts.catalogue.SEARCHED_FIELDS``).
@@ -133,7 +133,8 @@ def contact_values(fields: dict[str, Any], now: datetime) -> Row:
     identifiers = fields["identifiers"] if "identifiers" in fields else joined([licence_of(fields)])
     return (
         name, name_key(name), get("street"), city, cached_text_key(city) or "", fields["state"],
-        get("postal_code"), get("country", "US"), get("phone"), get("email"), get("website"), fields["industry"],
+        get("postal_code"), get("country", "US"), get("phone"), get("email"), get("website"),
+        registrable_domain(get("website")), fields["industry"],
         specialty, cached_text_key(specialty), license_type, cached_text_key(license_type), get("license_number"),
         get("license_state"), identifiers, get("status", "active"), "registry", None, get("publisher_account_id"),
         now, now,

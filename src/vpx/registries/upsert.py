@@ -31,6 +31,7 @@ OPTIONAL_FIELDS = (
     "phone",
     "email",
     "website",
+    "website_domain",
     "specialty",
     "specialty_key",
     "license_type",

@@ -13,7 +13,7 @@ import logging
 import os
 import socket
 from collections.abc import Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from vpx.auth.ratelimit import RateLimits
 from vpx.batches import service as batch_service
@@ -27,6 +27,7 @@ from vpx.listen import listen_until
 from vpx.secrets import SecretBox, load_box
 from vpx.sequences import replies as sequence_replies
 from vpx.sequences import sending as sequence_sending
+from vpx.visitors import service as visitor_service
 from vpx.webhooks.addresses import Resolver, system_resolver
 from vpx.webhooks.outbox import NOTIFY_CHANNEL
 from vpx.webhooks.sender import WebhookSender
@@ -34,6 +35,8 @@ from vpx.worker import wakeup
 from vpx.worker.deliveries import ClaimedDelivery, claim_deliveries, send_claimed
 
 log = logging.getLogger("vpx.worker")
+# How often the worker looks for visits past their retention (D33).
+PURGE_EVERY = timedelta(minutes=10)
 
 
 def default_worker_id() -> str:
@@ -65,6 +68,7 @@ class Worker:
         self.resolver = resolver
         self.worker_id = worker_id or default_worker_id()
         self.max_in_flight = max_in_flight
+        self._purged_at: datetime | None = None
         self.in_flight = 0
         self.stopping = asyncio.Event()
 
@@ -85,6 +89,7 @@ class Worker:
                 asyncio.create_task(self._loop("enrichment", self._enrichment_batches)),
                 asyncio.create_task(self._loop("sequences", self._sequence_sends)),
                 asyncio.create_task(self._loop("mailboxes", self._mailbox_reads)),
+                asyncio.create_task(self._loop("visits", self._visit_purge)),
             ]
             if not self.database.is_sqlite:
                 tasks.append(asyncio.create_task(self._listen()))
@@ -170,6 +175,18 @@ class Worker:
             self.database, box=self.enrichment[1], settings=self.settings, clock=self.clock
         )
         return 0  # read on the poll interval, never in a tight loop
+
+    async def _visit_purge(self) -> int:
+        """Visits past VPX_VISIT_RETENTION_DAYS deleted (D33), looked for every few minutes."""
+        now = self.clock.now()
+        if self._purged_at is not None and now - self._purged_at < PURGE_EVERY:
+            return 0
+        before = now - timedelta(days=self.settings.visit_retention_days)
+        async with self.database.write_sessions() as session, session.begin():
+            deleted = await visitor_service.purge_visits(session, before=before)
+        if deleted == 0:
+            self._purged_at = now
+        return deleted
 
     async def _loop(self, name: str, one_round: Callable[[], Awaitable[int]]) -> None:
         woken = wakeup.register()

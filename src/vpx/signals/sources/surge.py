@@ -103,20 +103,31 @@ async def record_activity(
         for missing in sorted(set(ids) - known):
             skipped += [ActivitySkip(line, "unknown_contact", f"no contact ct_{missing}") for line in lines[missing]]
         rows_in = [
-            {"contact_id": c, "topic": t, "day": d, "events": n, "updated_at": now}
+            {"contact_id": c, "topic": t, "day": d, "events": n}
             for (c, t, d), n in sorted(totals.items())
             if c in known
         ]
-        insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
         for start in range(0, len(rows_in), 1000):
-            statement = insert(TopicActivity).values(rows_in[start : start + 1000])
-            statement = statement.on_conflict_do_update(
-                index_elements=["contact_id", "topic", "day"],
-                set_={"events": TopicActivity.events + statement.excluded.events, "updated_at": now},
-            )
-            await session.execute(statement)
+            await _add_counts(session, rows_in[start : start + 1000], now)
         recorded = sum(len(lines[c]) for c in known)
     return recorded
+
+
+async def add_activity(session: AsyncSession, *, contact_id: int, topic: str, at: datetime, now: datetime) -> None:
+    """One research event of a business on a topic (an identified website visit, D33), in the
+    caller's transaction: counted as the JSON Lines events are."""
+    day = at.astimezone(UTC).date()
+    await _add_counts(session, [{"contact_id": contact_id, "topic": topic.lower(), "day": day, "events": 1}], now)
+
+
+async def _add_counts(session: AsyncSession, rows: list[dict[str, Any]], now: datetime) -> None:
+    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    statement = insert(TopicActivity).values([{**row, "updated_at": now} for row in rows])
+    statement = statement.on_conflict_do_update(
+        index_elements=["contact_id", "topic", "day"],
+        set_={"events": TopicActivity.events + statement.excluded.events, "updated_at": now},
+    )
+    await session.execute(statement)
 
 
 @dataclass(frozen=True)
