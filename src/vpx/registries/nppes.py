@@ -342,9 +342,9 @@ def _maker(c: _Columns, taxonomy: Taxonomy, now: datetime | None) -> Callable[[l
         if key is None:
             key = name_key(name)
         row = (
-            name, key, street, city, cached_text_key(city) or "", state, postal, "US", phone, None, None, vertical,
-            specialty, cached_text_key(specialty), license_type, cached_text_key(license_type), licence_number,
-            licence_from, identifiers, "active", "registry", None, None, now, now,
+            name, key, street, city, cached_text_key(city) or "", state, postal, "US", phone, None, None, None,
+            vertical, specialty, cached_text_key(specialty), license_type, cached_text_key(license_type),
+            licence_number, licence_from, identifiers, "active", "registry", None, None, now, now,
         )  # fmt: skip
         return Ready(
             npi,
