@@ -46,7 +46,7 @@ from bench.common import fresh_database, percentile
 DB_NAME = "vpx_bench_visitors"
 CHROME = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
 BOT = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)"
-RANGES = ipaddress.IPv6Network("2001:db8:1::/48")
+RANGES = ipaddress.IPv6Network("2001:db8:8000::/33")  # room for 2**31 /64s
 REVERSE = ipaddress.IPv6Network("2001:db8:2::/48")
 UNKNOWN = ipaddress.IPv6Network("2001:db8:3::/48")
 KINDS = ("ip_range", "reverse_dns cold", "reverse_dns cached", "unknown cold", "bot")
@@ -308,21 +308,26 @@ async def run(args: argparse.Namespace, url: str) -> None:
     demo = cli(env, "demo", "--count", str(args.contacts))
     key = demo["keys"]["full"]
     names = await domains(url, args.contacts)
-    needed = args.ranges + args.beacons
+    rounds = args.requests // len(KINDS) + args.warmup + 1
+    if len(names) < 7 * rounds + args.beacons:
+        raise SystemExit(f"--contacts {args.contacts} is too few for distinct businesses in both parts")
     print(f"catalogue: {demo['contacts']} contacts, {len(names)} distinct website domains; {args.database}")
 
     # Business ranges: /64s mapped by domain (businesses repeat when there are fewer domains than ranges).
     csv_path = folder / "offices.csv"
     with csv_path.open("w") as out:
         out.write("network,domain\n")
-        for n in range(max(args.ranges, needed)):
+        for n in range(args.ranges):
             out.write(f"{range_network(n)},{names[n % len(names)]}\n")
+        # The beacons' businesses come from the other end of the list: none of them was identified in
+        # the first part, so each beacon may alert (at most one alert per business and site in 30 min).
+        for n in range(args.beacons):
+            out.write(f"{range_network(args.ranges + n)},{names[len(names) - 1 - n]}\n")
     started = time.perf_counter()
     imported = cli(env, "visitors", "import-ranges", str(csv_path), "--format", "csv")
     print(f"import-ranges: {imported['ranges']} ranges in {time.perf_counter() - started:.1f} s (the CLI, whole)")
 
     # Reverse DNS: a host under a business's domain for each address the identify part will use.
-    rounds = args.requests // len(KINDS) + args.warmup + 1
     records = [(nth(REVERSE, n), f"gw{n}.{names[(n * 7) % len(names)]}") for n in range(rounds)]
     dns, dns_port = start_dns(records, folder)
     env["VPX_DNS_SERVERS"] = f"127.0.0.1:{dns_port}"
