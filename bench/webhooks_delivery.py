@@ -22,12 +22,20 @@ from bench.webhooks_support import FastReceiver, percentile, scratch_database, s
 from vpx.accounts import service as account_service
 from vpx.config import Settings
 from vpx.db import Database
+from vpx.secrets import generate_key, load_box
 from vpx.webhooks import service as webhook_service
 from vpx.webhooks.addresses import system_resolver
 
 
-def start_workers(url: str, count: int) -> list[subprocess.Popen[bytes]]:
-    env = {**os.environ, "VPX_DATABASE_URL": url, "VPX_WEBHOOK_ALLOW_PRIVATE": "1", "VPX_LOG_LEVEL": "WARNING"}
+def start_workers(url: str, count: int, secret_keys: str) -> list[subprocess.Popen[bytes]]:
+    env = {
+        **os.environ,
+        "VPX_DATABASE_URL": url,
+        "VPX_WEBHOOK_ALLOW_PRIVATE": "1",
+        "VPX_LOG_LEVEL": "WARNING",
+        # The key that sealed the endpoint's signing secret, so that the workers can open it.
+        "VPX_SECRET_KEYS": secret_keys,
+    }
     vpx = str(Path(sys.executable).parent / "vpx")
     return [
         subprocess.Popen([vpx, "worker", "--json", "--id", f"bench-{n}"], env=env, stdout=subprocess.DEVNULL)
@@ -58,6 +66,7 @@ async def setup(database: Database, receiver: FastReceiver, settings: Settings) 
             now=now,
             settings=settings,
             resolver=system_resolver,
+            box=load_box(settings),
         )
     return account.id
 
@@ -117,11 +126,14 @@ async def main() -> None:
     args = parser.parse_args()
     receiver = FastReceiver().start()
     async with scratch_database("postgresql") as url:
-        settings = Settings(database_url=url, webhook_allow_private=True, log_level="WARNING")
+        settings = Settings(
+            database_url=url, webhook_allow_private=True, log_level="WARNING", secret_keys=generate_key()
+        )
         database = Database(settings)
         account_id = await setup(database, receiver, settings)
         for count in args.workers:
-            workers = start_workers(url, count)
+            assert settings.secret_keys is not None
+            workers = start_workers(url, count, settings.secret_keys)
             try:
                 await asyncio.sleep(2.0)  # let the processes start and LISTEN
                 rate = await throughput(database, account_id, receiver, args.events)

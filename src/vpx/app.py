@@ -12,6 +12,7 @@ from fastapi.openapi.utils import get_openapi
 
 from vpx import __version__
 from vpx.accounts.router import router as account_router
+from vpx.admin.router import router as admin_accounts_router
 from vpx.auth import network
 from vpx.auth.ratelimit import RateLimits
 from vpx.auth.router import router as key_router
@@ -117,7 +118,11 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.state.visitors = build_resolver(database, settings)
 
     install_error_handlers(app)
-    app.add_middleware(RequestContextMiddleware, max_body_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        RequestContextMiddleware,
+        max_body_bytes=settings.max_body_bytes,
+        strict_transport=settings.public_url.lower().startswith("https://"),
+    )
     app.include_router(meta_router)
     # Batch reveal and contributions live under /contacts but in domains of their own.
     app.include_router(batch_reveal_router)
@@ -133,6 +138,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(export_router)
     app.include_router(signal_router)
     app.include_router(signal_admin_router)
+    app.include_router(admin_accounts_router)
     app.include_router(autobuy_router)
     app.include_router(enrichment_keys_router)
     app.include_router(mailbox_router)

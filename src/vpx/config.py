@@ -76,6 +76,9 @@ class Settings(BaseSettings):
     max_active_keys: int = 5
 
     admin_token: str | None = None
+    # More operator tokens, each with a name the account audit trail records: "alice=tok1,ci=tok2".
+    # VPX_ADMIN_TOKEN is the token named "admin".
+    admin_tokens: str = ""
 
     # Web dashboard (docs/dashboard.md). Session cookies are Secure unless the deployment is plain
     # http for development (VPX_DASHBOARD_PLAIN_HTTP=1); never set it behind a public address.
@@ -154,6 +157,23 @@ class Settings(BaseSettings):
         if any(delay < 0 for delay in value):
             raise ValueError("retry delays must not be negative")
         return value
+
+    @field_validator("admin_tokens")
+    @classmethod
+    def _check_admin_tokens(cls, value: str) -> str:
+        for part in filter(None, (p.strip() for p in value.split(","))):
+            name, sep, token = part.partition("=")
+            if not sep or not name.strip() or len(token.strip()) < 16:
+                raise ValueError("admin tokens are name=token pairs, each token at least 16 characters")
+        return value
+
+    def named_admin_tokens(self) -> dict[str, str]:
+        """Operator tokens by name (VPX_ADMIN_TOKEN is "admin")."""
+        named = {"admin": self.admin_token} if self.admin_token else {}
+        for part in filter(None, (p.strip() for p in self.admin_tokens.split(","))):
+            name, _, token = part.partition("=")
+            named[name.strip()] = token.strip()
+        return named
 
     @property
     def runs_worker_in_process(self) -> bool:

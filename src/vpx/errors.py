@@ -8,7 +8,7 @@ framework's own errors (unknown route, wrong method, invalid input) and anything
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -78,6 +78,13 @@ class IpNotAllowed(ProblemError):
 
 class InsufficientPermission(ProblemError):
     status, code, title = 403, "insufficient_permission", "Insufficient permission"
+
+
+ACCOUNT_SUSPENDED = "This account is suspended. Contact the operator of this service."
+
+
+class AccountSuspended(ProblemError):
+    status, code, title = 403, "account_suspended", "Account suspended"
 
 
 class NotFound(ProblemError):
@@ -165,13 +172,22 @@ def _field_name(loc: Sequence[Any]) -> str:
     return name or "body"
 
 
+def error_message(item: Mapping[str, Any]) -> str:
+    """A validation error's message, in the words of the schema's constraint."""
+    context = item.get("ctx") or {}
+    if item.get("type") in ("too_long", "too_short") and isinstance(item.get("input"), str):
+        # A text type with a validator of its own (vpx.fields) has its length checked as any value's;
+        # say it as for any other string.
+        if item["type"] == "too_long":
+            limit = context.get("max_length")
+            return f"String should have at most {limit} character{'' if limit == 1 else 's'}"
+        limit = context.get("min_length")
+        return f"String should have at least {limit} character{'' if limit == 1 else 's'}"
+    return str(item.get("msg", "invalid value")).removeprefix("Value error, ")
+
+
 def validation_errors(raw: Sequence[Any]) -> list[FieldError]:
-    errors = []
-    for item in raw:
-        message = str(item.get("msg", "invalid value"))
-        message = message.removeprefix("Value error, ")
-        errors.append(FieldError(field=_field_name(item.get("loc", ())), message=message))
-    return errors
+    return [FieldError(field=_field_name(item.get("loc", ())), message=error_message(item)) for item in raw]
 
 
 def documented_methods(request: Request) -> list[str]:

@@ -1,5 +1,5 @@
 """Field types shared by request schemas: a state code and a vertical, documented as enumerations
-so the OpenAPI document says exactly what is accepted."""
+so the OpenAPI document says exactly what is accepted, and the two kinds of free text a client sends."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 from typing import Annotated
 
-from pydantic import AfterValidator, BeforeValidator, WithJsonSchema
+from pydantic import AfterValidator, BeforeValidator, StringConstraints, WithJsonSchema
 
 from vpx.geography import STATE_CODES, normalise_state
 from vpx.verticals import VERTICALS, is_vertical
@@ -63,3 +63,33 @@ def _timestamp(value: object) -> object:
 
 
 Timestamp = Annotated[datetime, BeforeValidator(_timestamp)]
+
+
+# Free text (names, descriptions, notes, titles, templates, search words) never carries C0 control
+# characters (U+0000-U+001F) or DEL (U+007F): they cannot be shown, PostgreSQL refuses NUL in text,
+# and a newline in a name or an email subject is an injection. Multi-line fields (email bodies, notes,
+# postal addresses) keep newline and tab. The raw value is checked, before any trimming of spaces,
+# so the pattern in the OpenAPI document is exactly the rule applied.
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f]")
+CONTROL_CHARACTERS_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001F\\u007F]*$"
+MULTI_LINE_PATTERN = "^[^\\u0000-\\u0008\\u000B-\\u001F\\u007F]*$"
+SINGLE_LINE_MESSAGE = "must not contain control characters"
+MULTI_LINE_MESSAGE = "must not contain control characters other than newline and tab"
+
+
+def _single_line(value: object) -> object:
+    if isinstance(value, str) and CONTROL_CHARACTERS.search(value):
+        raise ValueError(SINGLE_LINE_MESSAGE)
+    return value
+
+
+def _multi_line(value: object) -> object:
+    if isinstance(value, str) and CONTROL_CHARACTERS_BUT_LINES.search(value):
+        raise ValueError(MULTI_LINE_MESSAGE)
+    return value
+
+
+# Lengths are given where the type is used: `name: SingleLine = Field(max_length=200)`.
+SingleLine = Annotated[str, StringConstraints(pattern=SINGLE_LINE_PATTERN), BeforeValidator(_single_line)]
+MultiLine = Annotated[str, StringConstraints(pattern=MULTI_LINE_PATTERN), BeforeValidator(_multi_line)]

@@ -1,5 +1,6 @@
-"""Pure ASGI middleware: request ids, body limits and content types, access logs, metrics, and the
-response headers that dependencies leave in the request state (rate limits, key rotation)."""
+"""Pure ASGI middleware: request ids, body limits and content types, query strings that are not
+UTF-8, access logs, metrics, HSTS, and the response headers that dependencies leave in the request
+state (rate limits, key rotation)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import re
 import time
 import uuid
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from starlette.datastructures import Headers, MutableHeaders
 from starlette.exceptions import HTTPException
@@ -20,6 +22,8 @@ access_log = logging.getLogger("vpx.access")
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._\-]{1,64}$")
 _BODY_METHODS = {"POST", "PUT", "PATCH"}
+# Sent when the service's public address is https: browsers then never try it over plain http.
+HSTS = "max-age=31536000; includeSubDomains"
 
 
 def _problem(status: int, code: str, title: str, detail: str, request_id: str) -> tuple[bytes, list[Any]]:
@@ -44,9 +48,10 @@ class RequestContextMiddleware:
     """Outermost layer: every response, errors included, carries X-Request-Id (D1), and any headers
     the request's dependencies put in ``state["response_headers"]``."""
 
-    def __init__(self, app: ASGIApp, *, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, max_body_bytes: int, strict_transport: bool = False) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.strict_transport = strict_transport
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -67,6 +72,8 @@ class RequestContextMiddleware:
                 status_holder["started"] = 1
                 out = MutableHeaders(scope=message)
                 out["X-Request-Id"] = request_id
+                if self.strict_transport:
+                    out["Strict-Transport-Security"] = HSTS
                 for name, value in state.get("response_headers", {}).items():
                     if name not in out:
                         out[name] = value
@@ -119,6 +126,14 @@ class RequestContextMiddleware:
             )
 
     def _reject(self, scope: Scope, headers: Headers) -> tuple[int, str, str, str] | None:
+        if not _is_utf8(scope.get("query_string", b"")):
+            # Decoded leniently, the bad bytes would become U+FFFD and the filter silently ignored.
+            return (
+                400,
+                "malformed_request",
+                "Malformed request",
+                "The query string is not UTF-8 once percent-decoded.",
+            )
         length = headers.get("content-length")
         if length is not None:
             if not length.isdigit():
@@ -158,6 +173,16 @@ class RequestContextMiddleware:
             return message
 
         return wrapped
+
+
+def _is_utf8(query_string: bytes) -> bool:
+    if query_string.isascii() and b"%" not in query_string:
+        return True
+    try:
+        unquote_to_bytes(query_string).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _takes_raw_mail(path: str) -> bool:

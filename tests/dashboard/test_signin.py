@@ -186,3 +186,26 @@ async def test_only_a_hash_of_the_session_token_is_stored(web: Browser, app: Fas
     async with app.state.database.read_sessions() as session:
         ids = [s.id for s in await session.scalars(select(DashboardSession))]
     assert len(ids) == 1 and token not in ids[0]
+
+
+async def test_a_suspended_account_cannot_sign_in_and_its_sessions_end(
+    web: Browser, other_web: Browser, app: FastAPI
+) -> None:
+    """The operator's suspension (docs/operations.md): the same words as the API's account_suspended."""
+    from vpx.accounts import lifecycle
+    from vpx.errors import ACCOUNT_SUSPENDED
+
+    await web.sign_up()
+    account_id = await web.account_id()
+    assert (await web.get("/dashboard")).status_code == 200
+    async with app.state.database.write_sessions() as session, session.begin():
+        await lifecycle.suspend(
+            session, account_id=account_id, reason="review", actor="cli:test", now=app.state.clock.now()
+        )
+    signed_out = await web.get("/dashboard")
+    assert signed_out.status_code == 303 and signed_out.headers["location"].startswith("/dashboard/login")
+    refused = await other_web.sign_in(web.email)
+    assert refused.status_code == 403 and ACCOUNT_SUSPENDED in refused.text and "review" not in refused.text
+    async with app.state.database.write_sessions() as session, session.begin():
+        await lifecycle.resume(session, account_id=account_id, actor="cli:test", now=app.state.clock.now())
+    assert (await other_web.sign_in(web.email)).status_code == 303

@@ -1,9 +1,10 @@
-"""A real HTTP receiver for webhook tests: a threaded http.server on 127.0.0.1 that records every
+"""A real HTTP receiver for webhook tests: a threaded http.server on 127.0.0.1 (or ::1) that records every
 request and answers from a script (status, headers, delay) per path, 200 when the script runs out."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
 import threading
 import time
@@ -26,8 +27,12 @@ class Answer:
     delay: float = 0.0
 
 
+class _Ipv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
 class Receiver:
-    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None, *, host: str = "127.0.0.1") -> None:
         self.requests: list[Received] = []
         self.scripts: dict[str, deque[Answer]] = defaultdict(deque)
         self.default_delay = 0.0
@@ -58,7 +63,8 @@ class Receiver:
             def log_message(self, format: str, *args: object) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        server_class = _Ipv6Server if ":" in host else ThreadingHTTPServer
+        self.server = server_class((host, 0), Handler)
         if tls is not None:
             self.server.socket = tls.wrap_socket(self.server.socket, server_side=True)
         self.server.daemon_threads = True
@@ -67,7 +73,7 @@ class Receiver:
     @property
     def base_url(self) -> str:
         host, port = self.server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://[{host}]:{port}" if ":" in str(host) else f"http://{host}:{port}"
 
     def url(self, path: str = "/hook") -> str:
         return self.base_url + path

@@ -47,6 +47,7 @@ async def deliver_round(app: FastAPI, *, settings: Settings | None = None) -> in
     try:
         return await deliver_due(
             app.state.database,
+            box=app.state.secrets,
             sender=sender,
             settings=settings or app.state.settings,
             clock=app.state.clock,

@@ -198,7 +198,7 @@ async def test_delivery_refuses_what_registration_would(
             session,
             account_id=account.id,
             url=url,
-            secret=new_secret(),
+            secret_sealed=app.state.secrets.seal(new_secret()),
             event_type="batch_reveal.completed",
             data={"batch_id": "brv_x"},
             now=clock.now(),

@@ -235,6 +235,7 @@ async def test_a_rolled_back_event_is_never_delivered(
             now=clock.now(),
             settings=app.state.settings,
             resolver=app.state.webhook_resolver,
+            box=app.state.secrets,
         )
     async with app.state.database.write_sessions() as session:
         await webhook_service.enqueue_event(

@@ -70,6 +70,7 @@ async def test_sigkill_mid_delivery_then_restart_delivers_everything(
             now=clock.now(),
             settings=app.state.settings,
             resolver=app.state.webhook_resolver,
+            box=app.state.secrets,
         )
         for n in range(EVENTS):
             await webhook_service.enqueue_event(

@@ -16,7 +16,15 @@ from vpx.auth import service as key_service
 from vpx.auth.keys import LABELS, KeyType, parse_key
 from vpx.auth.permissions import Capability, allows, needed_key_types
 from vpx.auth.ratelimit import Verdict
-from vpx.errors import InsufficientPermission, InvalidApiKey, IpNotAllowed, ProblemError, RateLimited
+from vpx.errors import (
+    ACCOUNT_SUSPENDED,
+    AccountSuspended,
+    InsufficientPermission,
+    InvalidApiKey,
+    IpNotAllowed,
+    ProblemError,
+    RateLimited,
+)
 
 LAST_USED_RESOLUTION = timedelta(minutes=1)
 
@@ -60,12 +68,9 @@ async def authenticate(request: Request, raw_key: Annotated[str | None, Depends(
         raise await refuse("Send an API key in the X-API-Key header.")
     if parse_key(raw_key.strip()) is None:
         # D3: refused on its format or checksum, before any database lookup.
-        raise await refuse("The API key is malformed.")
-    exhausted = limits.known_exhausted(address_key)
-    if exhausted is not None:
-        # This process saw the address use up its failed attempts: no lookup, no call to the store.
-        request.state.response_headers.update(exhausted.headers)
-        raise _too_many_failures(exhausted)
+        raise await refuse("The API key is malformed.", unless_exhausted=True)
+    # Looked up even from an address that used up its failed attempts: only unrecognised keys are
+    # refused with 429 then, a recognised key is served as usual (D7).
     known = await key_service.find_key(state.database, secret=raw_key.strip())
     if known is None:
         raise await refuse("The API key is not recognised.", unless_exhausted=True)
@@ -78,11 +83,13 @@ async def authenticate(request: Request, raw_key: Annotated[str | None, Depends(
             request.state.response_headers.update(failures.headers)
             raise _too_many_failures(failures)
         raise IpNotAllowed(f"Requests from {address} are not allowed for this key.")
-    verdict = await limits.admit_key(known.id, address_key)
+    if known.account_status != "active":
+        # The operator suspended the account; the reason stays with the operator. (A deleted
+        # account's keys are revoked: 401 above.)
+        raise AccountSuspended(ACCOUNT_SUSPENDED)
+    verdict = await limits.admit_key(known.id)
     request.state.response_headers.update(verdict.headers)
     if not verdict.allowed:
-        if verdict.policy == "auth":
-            raise _too_many_failures(verdict)
         raise RateLimited(
             f"Rate limit exceeded; retry in {verdict.retry_after} s.",
             headers={"Retry-After": str(verdict.retry_after)},

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
 from vpx.auth.keys import KeyType
+from vpx.fields import SingleLine
 
 MAX_ALLOWLIST_ENTRIES = 100
 
@@ -42,22 +43,9 @@ _ENTRY = re.compile(ALLOWLIST_ENTRY_PATTERN)
 ALLOWLIST_DESCRIPTION = "IPv4/IPv6 addresses and CIDR ranges allowed to use the key; empty = no restriction (D6)."
 
 
-CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f]")
-NAME_PATTERN = "^[^\\u0000-\\u001F\\u007F]*$"
-
-
-def _key_name(value: str) -> str:
-    if CONTROL_CHARACTERS.search(value):
-        raise ValueError("must not contain control characters")
-    return value.strip()
-
-
-# Names lose surrounding spaces; allow-list entries are taken exactly as sent.
-KeyName = Annotated[
-    str,
-    AfterValidator(_key_name),
-    WithJsonSchema({"type": "string", "maxLength": 200, "pattern": NAME_PATTERN}),
-]
+# Names are single-line text (vpx.fields) and lose surrounding spaces; allow-list entries are taken
+# exactly as sent.
+KeyName = Annotated[SingleLine, AfterValidator(str.strip)]
 
 
 def _allowlist_entry(value: str) -> str:

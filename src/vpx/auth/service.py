@@ -32,6 +32,7 @@ class KnownKey:
     revoked: bool
     rotate_by: datetime
     last_used_at: datetime | None
+    account_status: str = "active"
 
 
 async def create_key(
@@ -78,8 +79,8 @@ async def create_key(
 
 # Every request runs it: on the driver itself (vpx.db.DriverStatement).
 _FIND_KEY = DriverStatement(
-    "SELECT id, key_type, account_id, ip_allowlist, revoked_at, rotate_by, last_used_at "
-    "FROM api_keys WHERE secret_hash = $1"
+    "SELECT k.id, k.key_type, k.account_id, k.ip_allowlist, k.revoked_at, k.rotate_by, k.last_used_at, a.status "
+    "FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.secret_hash = $1"
 )
 
 
@@ -87,7 +88,7 @@ async def find_key(database: Database, *, secret: str) -> KnownKey | None:
     rows = await database.fetch(_FIND_KEY, hash_key(secret))
     if not rows:
         return None
-    key_id, key_type, account_id, allowlist, revoked_at, rotate_by, last_used_at = rows[0]
+    key_id, key_type, account_id, allowlist, revoked_at, rotate_by, last_used_at, status = rows[0]
     if isinstance(allowlist, str):  # SQLite hands JSON back as text
         allowlist = json.loads(allowlist)
     rotate = driver_datetime(rotate_by)
@@ -100,6 +101,7 @@ async def find_key(database: Database, *, secret: str) -> KnownKey | None:
         revoked=revoked_at is not None,
         rotate_by=rotate,
         last_used_at=driver_datetime(last_used_at),
+        account_status=status,
     )
 
 

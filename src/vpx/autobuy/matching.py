@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from vpx.autobuy import service as rule_service
 from vpx.contacts import service as contact_service
 from vpx.errors import InsufficientCredits, NotFound, Suppressed
-from vpx.models import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Contact
+from vpx.models import Account, AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Contact
 from vpx.signals.records import SignalRecord
 from vpx.webhooks import events as webhook_events
 from vpx.webhooks import outbox as webhook_outbox
@@ -63,7 +63,11 @@ async def wanted_by_rule(session: AsyncSession, signals: Sequence[SignalRecord])
                 AutoBuyRule.intent_levels,
             )
             .join(AutoBuyRule, AutoBuyRule.id == AutoBuyRuleKey.rule_id)
-            .where(tuple_(AutoBuyRuleKey.industry, AutoBuyRuleKey.state).in_(pairs[start : start + 400]))
+            .join(Account, Account.id == AutoBuyRule.account_id)
+            .where(
+                tuple_(AutoBuyRuleKey.industry, AutoBuyRuleKey.state).in_(pairs[start : start + 400]),
+                Account.status == "active",  # a suspended account's rules stop
+            )
         )
         for industry, state, rule_id, min_confidence, categories, intent_levels in rows:
             for signal in by_pair[(industry, state)]:
@@ -98,6 +102,15 @@ async def buy_matching_contacts(session: AsyncSession, signals: Sequence[SignalR
     }
     # Every balance a purchase may change, locked once and in order (no deadlock with batch reveals).
     await contact_service.lock_accounts(session, {r.account_id for r in rules.values()} | publishers)
+    # Seen again under the locks: an account suspended since the look-up buys nothing.
+    held = set(
+        await session.scalars(
+            select(Account.id).where(
+                Account.id.in_(sorted({r.account_id for r in rules.values()})), Account.status != "active"
+            )
+        )
+    )
+    rules = {rule_id: rule for rule_id, rule in rules.items() if rule.account_id not in held}
     attempts = sorted(
         ((signal.sequence, rule_id, signal) for rule_id, found in wanted.items() for signal in found),
         key=lambda item: (item[0], item[1]),

@@ -8,8 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
-from vpx.auth.schemas import NAME_PATTERN
-from vpx.fields import JsonInt, StateCode, Vertical
+from vpx.fields import JsonInt, SingleLine, StateCode, Vertical
 from vpx.money import Credits, quantize
 from vpx.signals.schemas import Category, IntentLevel, SignalView
 
@@ -44,7 +43,7 @@ Industries = Annotated[list[Vertical], Field(min_length=1, max_length=46)]
 States = Annotated[list[StateCode], Field(min_length=1, max_length=60)]
 Categories = Annotated[list[Category], Field(min_length=1)]
 IntentLevels = Annotated[list[IntentLevel], Field(min_length=1)]
-RuleName = Annotated[str, Field(max_length=200, pattern=NAME_PATTERN)]
+RuleName = Annotated[SingleLine, Field(max_length=200)]
 
 
 def _distinct(values: list[str] | None) -> list[str] | None:

@@ -53,7 +53,7 @@ async def batch_reveal(
 
     async def handler() -> Response:
         if body.webhook_url is not None:
-            batch = await batch_service.start_batch(
+            started, secret = await batch_service.start_batch(
                 session,
                 account_id=caller.account_id,
                 contact_ids=body.contact_ids,
@@ -61,14 +61,14 @@ async def batch_reveal(
                 now=now,
                 settings=settings,
                 resolver=request.app.state.webhook_resolver,
+                box=request.app.state.secrets,
             )
-            assert batch.webhook_secret is not None
             accepted = BatchRevealAccepted(
-                batch_id=batch.id,
+                batch_id=started.id,
                 status="processing",
-                total=batch.total,
-                status_url=f"{router.prefix}/{batch.id}",
-                webhook_secret=batch.webhook_secret,
+                total=started.total,
+                status_url=f"{router.prefix}/{started.id}",
+                webhook_secret=secret,
             )
             return JSONResponse(
                 accepted.model_dump(mode="json"), status_code=202, headers={"Location": accepted.status_url}
@@ -107,7 +107,10 @@ async def batch_reveal(
             },
         )
 
-    return await run_idempotent(request, session, account_id=caller.account_id, handler=handler)
+    # With a webhook_url the 202 shows the batch's signing secret: what is kept for a repeat is sealed.
+    return await run_idempotent(
+        request, session, account_id=caller.account_id, handler=handler, seal_stored=body.webhook_url is not None
+    )
 
 
 @router.get(

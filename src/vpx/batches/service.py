@@ -28,6 +28,7 @@ from vpx.db import Database
 from vpx.errors import InsufficientCredits, NotFound, ProblemError, Suppressed
 from vpx.ids import new_id, parse_number_id
 from vpx.models import BatchReveal, BatchRevealItem, Contact
+from vpx.secrets import SecretBox
 from vpx.webhooks import events, signing
 from vpx.webhooks import outbox as webhook_outbox
 from vpx.webhooks import service as webhook_service
@@ -36,7 +37,6 @@ from vpx.webhooks.addresses import Resolver
 log = logging.getLogger("vpx.batches")
 
 ZERO = Decimal(0)
-BATCH_LEASE = timedelta(seconds=60)
 REFUSALS: dict[type[ProblemError], str] = {
     NotFound: "not_found",
     Suppressed: "suppressed",
@@ -126,13 +126,15 @@ async def _publishers(session: AsyncSession, contact_ids: list[str]) -> list[str
     return [r for r in rows if r is not None]
 
 
-def _new_batch(account_id: str, ids: list[str], *, status: str, now: datetime, webhook_url: str | None) -> BatchReveal:
+def _new_batch(
+    account_id: str, ids: list[str], *, status: str, now: datetime, webhook_url: str | None, secret_sealed: str | None
+) -> BatchReveal:
     return BatchReveal(
         id=new_id("brv"),
         account_id=account_id,
         status=status,
         webhook_url=webhook_url,
-        webhook_secret=signing.new_secret() if webhook_url else None,
+        webhook_secret_sealed=secret_sealed,
         total=len(ids),
         created_at=now,
         completed_at=now if status == "completed" else None,
@@ -148,7 +150,7 @@ async def reveal_batch_now(
     # (D17: no deadlock with another batch or reveal that needs the same rows).
     await contact_service.lock_accounts(session, [account_id, *await _publishers(session, ids)])
     prefetch = await prefetch_for_reveal(session, account_id=account_id, contact_ids=ids, now=now, settings=settings)
-    batch = _new_batch(account_id, ids, status="completed", now=now, webhook_url=None)
+    batch = _new_batch(account_id, ids, status="completed", now=now, webhook_url=None, secret_sealed=None)
     session.add(batch)
     results = []
     # The reveal and ledger rows wait and go in together at the end: nothing in the loop reads them
@@ -216,11 +218,14 @@ async def start_batch(
     now: datetime,
     settings: Settings,
     resolver: Resolver,
-) -> BatchReveal:
-    """Records a batch for the worker; the URL must pass the SSRF guard now (and again at delivery)."""
+    box: SecretBox,
+) -> tuple[BatchReveal, str]:
+    """Records a batch for the worker; returns it and its webhook secret (shown once, kept sealed). The
+    URL must pass the SSRF guard now (and again at delivery)."""
     url = await webhook_service.accepted_url(webhook_url, settings=settings, resolver=resolver, field="webhook_url")
     ids = distinct_ids(contact_ids)
-    batch = _new_batch(account_id, ids, status="processing", now=now, webhook_url=url)
+    secret = signing.new_secret()
+    batch = _new_batch(account_id, ids, status="processing", now=now, webhook_url=url, secret_sealed=box.seal(secret))
     session.add(batch)
     session.add_all(
         BatchRevealItem(batch_id=batch.id, position=p, contact_id=c, status="pending", credits_charged=ZERO)
@@ -228,7 +233,7 @@ async def start_batch(
     )
     await session.flush()
     await webhook_outbox.wake_workers_on_commit(session)
-    return batch
+    return batch, secret
 
 
 async def get_batch(
@@ -244,7 +249,7 @@ async def get_batch(
     return batch, list(items)
 
 
-async def claim_batch(database: Database, *, now: datetime) -> str | None:
+async def claim_batch(database: Database, *, now: datetime, lease: timedelta) -> str | None:
     """Leases one batch that still has items to reveal (SKIP LOCKED on PostgreSQL)."""
     async with database.write_sessions() as session, session.begin():
         query = (
@@ -261,7 +266,7 @@ async def claim_batch(database: Database, *, now: datetime) -> str | None:
         batch_id = await session.scalar(query)
         if batch_id is not None:
             await session.execute(
-                update(BatchReveal).where(BatchReveal.id == batch_id).values(leased_until=now + BATCH_LEASE)
+                update(BatchReveal).where(BatchReveal.id == batch_id).values(leased_until=now + lease)
             )
         return batch_id
 
@@ -269,7 +274,8 @@ async def claim_batch(database: Database, *, now: datetime) -> str | None:
 async def run_due_batch(database: Database, *, settings: Settings, clock: Clock, resolver: Resolver) -> int:
     """Reveals the items of one due batch, each in its own transaction with its delivery, then
     completes it. Returns the number of items revealed this round."""
-    batch_id = await claim_batch(database, now=clock.now())
+    # The worker's lease (VPX_WORKER_LEASE_SECONDS): a worker that dies mid-batch hands it on that soon.
+    batch_id = await claim_batch(database, now=clock.now(), lease=timedelta(seconds=settings.worker_lease_seconds))
     if batch_id is None:
         return 0
     done = 0
@@ -286,14 +292,14 @@ async def _next_item(session: AsyncSession, *, batch_id: str, now: datetime, set
     batch = await session.get(BatchReveal, batch_id, with_for_update=True)
     if batch is None or batch.status != "processing":
         return False
-    batch.leased_until = now + BATCH_LEASE
+    batch.leased_until = now + timedelta(seconds=settings.worker_lease_seconds)
     item = await session.scalar(
         select(BatchRevealItem)
         .where(BatchRevealItem.batch_id == batch_id, BatchRevealItem.status == "pending")
         .order_by(BatchRevealItem.position)
         .limit(1)
     )
-    assert batch.webhook_url is not None and batch.webhook_secret is not None
+    assert batch.webhook_url is not None and batch.webhook_secret_sealed is not None
     if item is None:
         items = await session.scalars(
             select(BatchRevealItem).where(BatchRevealItem.batch_id == batch_id).order_by(BatchRevealItem.position)
@@ -334,12 +340,12 @@ async def _next_item(session: AsyncSession, *, batch_id: str, now: datetime, set
 async def _deliver(
     session: AsyncSession, batch: BatchReveal, event_type: str, data: dict[str, Any], now: datetime
 ) -> None:
-    assert batch.webhook_url is not None and batch.webhook_secret is not None
+    assert batch.webhook_url is not None and batch.webhook_secret_sealed is not None
     await webhook_outbox.enqueue_to_url(
         session,
         account_id=batch.account_id,
         url=batch.webhook_url,
-        secret=batch.webhook_secret,
+        secret_sealed=batch.webhook_secret_sealed,
         event_type=event_type,
         data=data,
         now=now,

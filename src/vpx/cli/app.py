@@ -11,9 +11,11 @@ from typing import Annotated
 
 import typer
 
+from vpx.accounts import lifecycle
 from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
 from vpx.auth.keys import KeyType
+from vpx.cli import accounts as accounts_cli
 from vpx.cli import registries as registries_cli
 from vpx.cli import secrets as secrets_cli
 from vpx.cli import signals as signals_cli
@@ -46,6 +48,7 @@ app.add_typer(keys_app, name="keys")
 app.add_typer(credits_app, name="credits")
 app.add_typer(suppress_app, name="suppress")
 app.command("worker")(worker)
+accounts_cli.register(accounts_app)
 registries_cli.register(app)
 secrets_cli.register(app)
 signals_cli.register(app)
@@ -258,13 +261,13 @@ def credits_grant(
 
     async def work(database: Database, settings: Settings) -> dict[str, object]:
         async with database.write_sessions() as session, session.begin():
-            balance = await credit_service.add_credits(
+            # Written to the account's audit trail too (`vpx accounts audit`).
+            balance = await lifecycle.grant(
                 session,
                 account_id=account,
                 amount=value,
-                kind="grant",
-                reference=None,
-                description=reason,
+                note=reason,
+                actor=accounts_cli.cli_actor(),
                 now=Clock().now(),
                 settings=settings,
             )

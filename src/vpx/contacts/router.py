@@ -25,6 +25,7 @@ from vpx.db import Database, ReadSession, WriteSession
 from vpx.deps import AppSettings, Now, Search
 from vpx.enrichment import service as enrichment_service
 from vpx.errors import problem_responses
+from vpx.fields import SingleLine
 from vpx.idempotency.service import HEADER as IDEMPOTENCY_HEADER
 from vpx.idempotency.service import run_idempotent
 from vpx.money import credits_header
@@ -40,7 +41,7 @@ class SearchParams(SearchFilters):
     # An unknown parameter (a typo such as `limt`) is a 422, never silently ignored.
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    q: str | None = Field(default=None, max_length=200, description="Business name, category or keyword.")
+    q: SingleLine | None = Field(default=None, max_length=200, description="Business name, category or keyword.")
 
 
 def _query(filters: SearchFilters, text: str | None) -> SearchQuery:

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vpx.enrichment.schemas import EnrichmentView
-from vpx.fields import JsonInt, StateCode, Vertical
+from vpx.fields import JsonInt, SingleLine, StateCode, Vertical
 from vpx.money import Credits
 
 MAX_OFFSET = 10_000
@@ -37,10 +37,10 @@ class SearchFilters(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     state: StateCode | None = None
-    city: str | None = Field(default=None, max_length=120)
+    city: SingleLine | None = Field(default=None, max_length=120)
     industry: Vertical | None = None
-    specialty: str | None = Field(default=None, max_length=200, description="Words the specialty starts with.")
-    license_type: str | None = Field(default=None, max_length=120)
+    specialty: SingleLine | None = Field(default=None, max_length=200, description="Words the specialty starts with.")
+    license_type: SingleLine | None = Field(default=None, max_length=120)
     limit: JsonInt = Field(default=25, ge=1, le=100, description="Page size, 1–100.")
     offset: JsonInt = Field(default=0, ge=0, le=MAX_OFFSET, description=f"0–{MAX_OFFSET}.")
 
@@ -51,8 +51,8 @@ class SearchBody(SearchFilters):
     # JSON has types: `false` is not a number and `"5"` is not an integer here.
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True, strict=True)
 
-    query: str | None = Field(default=None, max_length=200, description="Business name, category or keyword.")
-    q: str | None = Field(default=None, max_length=200, description="Synonym of `query`.")
+    query: SingleLine | None = Field(default=None, max_length=200, description="Business name, category or keyword.")
+    q: SingleLine | None = Field(default=None, max_length=200, description="Synonym of `query`.")
 
 
 class RevealRequest(BaseModel):

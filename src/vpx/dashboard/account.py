@@ -20,6 +20,7 @@ from vpx.dashboard.throttle import client_address, spend_attempt
 from vpx.dashboard.web import render, safe_next
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import AppSettings, Now
+from vpx.errors import ACCOUNT_SUSPENDED as SUSPENDED
 from vpx.errors import Conflict
 
 router = dashboard_router()
@@ -92,6 +93,10 @@ async def login(
     if checked.account_id is None:
         errors = {"form": "The email or the password is not right."}
         return _anonymous_page(request, "signin.html", {**context, "errors": errors}, status=401)
+    if checked.status != "active":
+        # The operator suspended the account: the same words as the API's account_suspended problem.
+        errors = {"form": SUSPENDED}
+        return _anonymous_page(request, "signin.html", {**context, "errors": errors}, status=403)
     new_hash = await logins.hash_password(data.password) if checked.rehash else None
     await logins.record_sign_in(session, account_id=checked.account_id, now=now, new_hash=new_hash)
     token = await sessions.start_session(session, account_id=checked.account_id, now=now, settings=settings)

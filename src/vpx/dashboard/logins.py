@@ -101,13 +101,14 @@ async def sign_up(
 class PasswordCheck:
     account_id: str | None
     rehash: bool = False
+    status: str = "active"
 
 
 async def check_password(session: AsyncSession, *, email: str, password: str) -> PasswordCheck:
     """The account whose email and password these are, or ``account_id=None``."""
     row = (
         await session.execute(
-            select(Account.id, AccountLogin.password_hash)
+            select(Account.id, Account.status, AccountLogin.password_hash)
             .join(AccountLogin, AccountLogin.account_id == Account.id)
             .where(Account.email == email.strip().lower())
         )
@@ -119,7 +120,7 @@ async def check_password(session: AsyncSession, *, email: str, password: str) ->
         return PasswordCheck(account_id=None)
     if row is None:
         return PasswordCheck(account_id=None)
-    return PasswordCheck(account_id=row.id, rehash=_hasher.check_needs_rehash(stored))
+    return PasswordCheck(account_id=row.id, rehash=_hasher.check_needs_rehash(stored), status=row.status)
 
 
 async def record_sign_in(session: AsyncSession, *, account_id: str, now: datetime, new_hash: str | None = None) -> None:

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from vpx.credits import service as credit_service
 from vpx.dashboard.sessions import SignedIn, require_user
 from vpx.dashboard.web import DashboardRoute
+from vpx.errors import error_message
 
 
 def dashboard_router() -> APIRouter:
@@ -35,7 +36,7 @@ def field_errors(exc: ValidationError) -> dict[str, str]:
     errors: dict[str, str] = {}
     for item in exc.errors():
         field = str(item["loc"][0]) if item["loc"] else "form"
-        message = str(item["msg"]).removeprefix("Value error, ")
+        message = error_message(item)
         errors.setdefault(field, message)
     return errors
 

@@ -71,7 +71,11 @@ async def find_session(session: AsyncSession, *, token: str, now: datetime) -> S
         await session.execute(
             select(DashboardSession.id, DashboardSession.account_id, DashboardSession.csrf_token, Account.email)
             .join(Account, Account.id == DashboardSession.account_id)
-            .where(DashboardSession.id == _digest(token), DashboardSession.expires_at > now)
+            .where(
+                DashboardSession.id == _digest(token),
+                DashboardSession.expires_at > now,
+                Account.status == "active",  # a suspended account's sessions sign in no more
+            )
         )
     ).one_or_none()
     if row is None:

@@ -16,6 +16,7 @@ from vpx.dashboard.web import render
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import AppSettings, Now
 from vpx.errors import Conflict, InvalidParameters, NotFound
+from vpx.fields import SingleLine
 from vpx.webhooks import service as webhook_service
 from vpx.webhooks.events import SUBSCRIBABLE
 from vpx.webhooks.schemas import EventType
@@ -39,7 +40,7 @@ EVENT_HINTS = {
 class WebhookForm(BaseModel):
     url: str = Field(min_length=1, max_length=2048)
     events: list[EventType] = Field(min_length=1, max_length=len(SUBSCRIBABLE))
-    description: str = Field(default="", max_length=200)
+    description: SingleLine = Field(default="", max_length=200)
 
 
 def _checked_id(webhook_id: str) -> str:
@@ -108,6 +109,7 @@ async def create_webhook(
             now=now,
             settings=settings,
             resolver=request.app.state.webhook_resolver,
+            box=request.app.state.secrets,
         )
     except (InvalidParameters, Conflict) as exc:
         # Both are raised before anything is written: the URL check, then the count.

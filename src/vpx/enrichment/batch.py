@@ -165,7 +165,7 @@ async def run_due_batch(database: Database, *, waterfall: Waterfall, box: Secret
                 )
 
     await asyncio.gather(*(one(item) for item in pending))
-    await _complete(database, batch_id, box, clock.now())
+    await _complete(database, batch_id, clock.now())
     return len(pending) + 1
 
 
@@ -199,7 +199,7 @@ async def _enrich_item(
     return ("enriched" if found else "not_found"), {"found": found, "attempts": attempts}
 
 
-async def _complete(database: Database, batch_id: str, box: SecretBox, now: datetime) -> None:
+async def _complete(database: Database, batch_id: str, now: datetime) -> None:
     async with database.write_sessions() as session, session.begin():
         batch = await session.get(EnrichmentBatch, batch_id, with_for_update=True)
         if batch is None or batch.status != "processing":
@@ -228,7 +228,7 @@ async def _complete(database: Database, batch_id: str, box: SecretBox, now: date
                 session,
                 account_id=batch.account_id,
                 url=batch.webhook_url,
-                secret=box.open(batch.webhook_secret_sealed),
+                secret_sealed=batch.webhook_secret_sealed,
                 event_type=events.ENRICHMENT_COMPLETED,
                 data=data,
                 now=now,

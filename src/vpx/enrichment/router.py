@@ -183,7 +183,10 @@ async def batch_enrich(
             accepted.model_dump(mode="json"), status_code=202, headers={"Location": accepted.status_url}
         )
 
-    return await run_idempotent(request, session, account_id=caller.account_id, handler=handler)
+    # With a webhook_url the 202 shows the batch's signing secret: what is kept for a repeat is sealed.
+    return await run_idempotent(
+        request, session, account_id=caller.account_id, handler=handler, seal_stored=body.webhook_url is not None
+    )
 
 
 @batch_router.get(

@@ -20,7 +20,7 @@ from vpx.contacts.search import SearchBackend, SearchQuery
 from vpx.contacts.search.engine import BaseBackend
 from vpx.db import Database
 from vpx.exports.csvstream import cell, neutralised
-from vpx.fields import StateCode, Vertical
+from vpx.fields import SingleLine, StateCode, Vertical
 from vpx.ids import parse_number_id
 from vpx.models import Contact, ContactSource, Reveal
 
@@ -74,12 +74,12 @@ class RevealedFilters(BaseModel):
     # An unknown parameter (a typo such as `sate`) is a 422, never silently ignored.
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
-    q: str | None = Field(default=None, max_length=200, description="Business name, category or keyword.")
+    q: SingleLine | None = Field(default=None, max_length=200, description="Business name, category or keyword.")
     state: StateCode | None = None
-    city: str | None = Field(default=None, max_length=120)
+    city: SingleLine | None = Field(default=None, max_length=120)
     industry: Vertical | None = None
-    specialty: str | None = Field(default=None, max_length=200, description="Words the specialty starts with.")
-    license_type: str | None = Field(default=None, max_length=120)
+    specialty: SingleLine | None = Field(default=None, max_length=200, description="Words the specialty starts with.")
+    license_type: SingleLine | None = Field(default=None, max_length=120)
 
     def search_query(self) -> SearchQuery:
         return SearchQuery(

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.errors import IdempotencyInProgress, IdempotencyMismatch, InvalidParameters
 from vpx.models import IdempotencyRecord
+from vpx.secrets import SecretBox, is_sealed
 
 CLAIM_TIMEOUT = timedelta(seconds=60)
 HEADER = "Idempotency-Key"
@@ -40,10 +41,13 @@ async def run_idempotent(
     *,
     account_id: str,
     handler: Callable[[], Awaitable[Response]],
+    seal_stored: bool = False,
 ) -> Response:
     """Runs ``handler`` once per idempotency key (when the request carries one).
 
     Call it before the request's session has done anything: the claim is a transaction of its own.
+    ``seal_stored``: the response shows a secret (a webhook signing secret, shown once), so the copy
+    kept for repeats is sealed (vpx.secrets) and opened only to answer a repeat.
     """
     key = request.headers.get(HEADER)
     if key is None:
@@ -75,8 +79,9 @@ async def run_idempotent(
                 raise IdempotencyInProgress(f"A request with the idempotency key {key!r} is still running.")
             headers = dict(existing.response_headers or {})
             headers["Idempotent-Replayed"] = "true"
+            content = existing.response_body or ""
             return Response(
-                content=existing.response_body or "",
+                content=_box(request).open(content) if is_sealed(content) else content,
                 status_code=existing.response_status or 200,
                 headers=headers,
                 media_type="application/json",
@@ -103,13 +108,14 @@ async def run_idempotent(
         raise
     if 200 <= response.status_code < 300:
         body = bytes(response.body) if hasattr(response, "body") else b""
+        kept = _box(request).seal(body.decode()) if seal_stored else body.decode()
         await session.execute(
             update(IdempotencyRecord)
             .where(IdempotencyRecord.account_id == account_id, IdempotencyRecord.key == key)
             .values(
                 state="completed",
                 response_status=response.status_code,
-                response_body=body.decode(),
+                response_body=kept,
                 response_headers={k: v for k, v in response.headers.items() if k.lower() in KEPT_HEADERS},
             )
         )
@@ -117,6 +123,11 @@ async def run_idempotent(
         await session.commit()
         await _release(request, account_id=account_id, key=key)
     return response
+
+
+def _box(request: Request) -> SecretBox:
+    box: SecretBox = request.app.state.secrets
+    return box
 
 
 async def _release(request: Request, *, account_id: str, key: str) -> None:

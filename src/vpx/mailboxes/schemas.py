@@ -7,24 +7,21 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from vpx.fields import json_integer
+from vpx.fields import MultiLine, SingleLine, json_integer
 
 Port = Annotated[int, Field(ge=1, le=65535), BeforeValidator(json_integer)]
 Host = Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9.\-:\[\]]+$")]
-Email = Annotated[str, Field(min_length=3, max_length=320, pattern=r"^[^\s@<>\x00-\x1f]+@[^\s@<>\x00-\x1f]+$")]
-Secret = Annotated[str, Field(min_length=1, max_length=500, pattern=r"^[^\x00-\x1f\x7f]+$")]
-Login = Annotated[str, Field(min_length=1, max_length=320, pattern=r"^[^\x00-\x1f\x7f]+$")]
+Email = Annotated[str, Field(min_length=3, max_length=320, pattern=r"^[^\s@<>\x00-\x1f\x7f]+@[^\s@<>\x00-\x1f\x7f]+$")]
+Secret = Annotated[SingleLine, Field(min_length=1, max_length=500)]
+Login = Annotated[SingleLine, Field(min_length=1, max_length=320)]
 Security = Literal["starttls", "tls", "none"]
-# A display name or postal address: printable text, newlines allowed in the address only.
-_LINE = r"^[^\x00-\x1f\x7f]*$"
-_LINES = r"^[^\x00-\x08\x0b-\x1f\x7f]*$"
 
 
 class MailboxCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     email: Email
-    from_name: str | None = Field(default=None, max_length=200, pattern=_LINE)
+    from_name: SingleLine | None = Field(default=None, max_length=200)
     smtp_host: Host
     smtp_port: Port
     smtp_security: Security
@@ -41,8 +38,9 @@ class MailboxCreate(BaseModel):
     send_interval_seconds: Annotated[int, Field(ge=0, le=86_400), BeforeValidator(json_integer)] = Field(
         default=60, description="Seconds at least between two emails (plus up to 20 % at random)."
     )
-    postal_address: str = Field(
-        min_length=5, max_length=500, pattern=_LINES, description="Ends the body of every email (CAN-SPAM)."
+    # Newlines allowed: an address takes several lines.
+    postal_address: MultiLine = Field(
+        min_length=5, max_length=500, description="Ends the body of every email (CAN-SPAM)."
     )
 
 
@@ -51,7 +49,7 @@ class MailboxUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    from_name: str | None = Field(default=None, max_length=200, pattern=_LINE)
+    from_name: SingleLine | None = Field(default=None, max_length=200)
     smtp_host: Host | None = None
     smtp_port: Port | None = None
     smtp_security: Security | None = None
@@ -64,7 +62,7 @@ class MailboxUpdate(BaseModel):
     imap_password: Secret | None = None
     daily_limit: Annotated[int, Field(ge=1, le=10_000), BeforeValidator(json_integer)] | None = None
     send_interval_seconds: Annotated[int, Field(ge=0, le=86_400), BeforeValidator(json_integer)] | None = None
-    postal_address: str | None = Field(default=None, min_length=5, max_length=500, pattern=_LINES)
+    postal_address: MultiLine | None = Field(default=None, min_length=5, max_length=500)
     status: Literal["active", "paused"] | None = Field(default=None, description="Pause or resume the mailbox.")
 
 

@@ -18,6 +18,8 @@ def alembic_config(settings: Settings) -> Config:
     config.set_main_option("path_separator", "os")
     config.set_main_option("version_locations", str(HERE / "versions"))
     config.attributes["database_url"] = settings.database_url
+    # Migrations that seal stored secrets need the service's keys (vpx.secrets.load_box).
+    config.attributes["settings"] = settings
     return config
 
 

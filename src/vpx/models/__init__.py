@@ -1,6 +1,6 @@
 """Every table, one module per table family. Importing this package registers them all on Base."""
 
-from vpx.models.accounts import Account, ApiKey
+from vpx.models.accounts import Account, AccountAudit, ApiKey
 from vpx.models.autobuy import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey
 from vpx.models.batches import BatchReveal, BatchRevealItem
 from vpx.models.contacts import Contact, ContactSource, Reveal
@@ -41,6 +41,7 @@ from vpx.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 
 __all__ = [
     "Account",
+    "AccountAudit",
     "AccountLogin",
     "AccountUnsubscribe",
     "ApiKey",

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import JSON, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from vpx.db import Base, UtcDateTime
+from vpx.db import Base, BigIntPK, UtcDateTime
 from vpx.money import CreditsType
 
 
@@ -25,6 +25,24 @@ class Account(Base):
     free_period: Mapped[str] = mapped_column(String(7), default="")
     # Granted (paid) credits and revenue share; these carry over.
     paid_credits: Mapped[Decimal] = mapped_column(CreditsType(), default=Decimal(0))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    # The operator's lifecycle: active, suspended (everything held) or deleted (erased, ledger kept).
+    status: Mapped[str] = mapped_column(String(16), default="active", server_default="active", index=True)
+    suspended_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    deleted_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+
+
+class AccountAudit(Base):
+    """What an operator did to an account, who and when: kept when the account is deleted."""
+
+    __tablename__ = "account_audit"
+    __table_args__ = (Index(None, "account_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
+    account_id: Mapped[str] = mapped_column(String(32))  # not a foreign key: the trail outlives the row
+    action: Mapped[str] = mapped_column(String(16))  # suspend, resume, delete, grant
+    actor: Mapped[str] = mapped_column(String(200))
+    detail: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
 
 

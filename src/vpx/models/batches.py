@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import ForeignKey, Integer, String
+from sqlalchemy import ForeignKey, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vpx.db import Base, BigIntPK, UtcDateTime
@@ -20,8 +20,8 @@ class BatchReveal(Base):
     # processing (items still to reveal, by the worker) or completed.
     status: Mapped[str] = mapped_column(String(16))
     webhook_url: Mapped[str | None] = mapped_column(String(2048))
-    # Signs this batch's deliveries to webhook_url; shown once, in the 202.
-    webhook_secret: Mapped[str | None] = mapped_column(String(100))
+    # Signs this batch's deliveries to webhook_url (sealed by vpx.secrets); shown once, in the 202.
+    webhook_secret_sealed: Mapped[str | None] = mapped_column(Text)
     total: Mapped[int] = mapped_column(Integer)
     leased_until: Mapped[datetime | None] = mapped_column(UtcDateTime())
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())

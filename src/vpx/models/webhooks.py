@@ -24,11 +24,11 @@ class WebhookEndpoint(Base):
     events: Mapped[list[str]] = mapped_column(JSON, default=list)
     # D22 filters applied to signal.created: category, industry, intent_level, state, source_status.
     signal_filter: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
-    # The HMAC key must be at hand to sign, so it is kept as issued (whsec_…); it is never returned
-    # after creation or rotation.
-    secret: Mapped[str] = mapped_column(String(100))
-    # During a rotation the previous secret signs next to the new one until this instant.
-    previous_secret: Mapped[str | None] = mapped_column(String(100))
+    # The signing secret (whsec_…), sealed by vpx.secrets and opened only to sign; shown once, at
+    # creation or rotation, never returned again.
+    secret_sealed: Mapped[str] = mapped_column(Text)
+    # During a rotation the previous secret (sealed) signs next to the new one until this instant.
+    previous_secret_sealed: Mapped[str | None] = mapped_column(Text)
     previous_secret_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
     # active, or disabled (by the account, or by the service after a 410 Gone).
     status: Mapped[str] = mapped_column(String(16), default="active")
@@ -59,7 +59,8 @@ class WebhookDelivery(Base):
     # A subscription's delivery, or (endpoint_id NULL) a one-off target such as a batch's webhook_url.
     endpoint_id: Mapped[str | None] = mapped_column(ForeignKey("webhook_endpoints.id", ondelete="CASCADE"))
     url: Mapped[str | None] = mapped_column(String(2048))
-    secret: Mapped[str | None] = mapped_column(String(100))
+    # A one-off target's signing secret (its batch's), sealed like the endpoints' secrets.
+    secret_sealed: Mapped[str | None] = mapped_column(Text)
     batch_id: Mapped[str | None] = mapped_column(String(32))
     # The exact body sent on every attempt: {type, timestamp, data} (D25).
     payload: Mapped[str] = mapped_column(Text)

@@ -5,12 +5,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 from vpx.errors import FieldError
+from vpx.fields import SINGLE_LINE_PATTERN
 from vpx.money import Credits
 
 MAX_ROWS = 1000
+# Every contributed field is single-line text (vpx.fields).
+_TEXT: dict[str, JsonValue] = {"type": "string", "pattern": SINGLE_LINE_PATTERN}
 
 
 class ContributeRequest(BaseModel):
@@ -26,16 +29,16 @@ class ContributeRequest(BaseModel):
             "items": {
                 "type": "object",
                 "properties": {
-                    "business_name": {"type": "string"},
-                    "phone": {"type": "string", "examples": ["+13035550100"]},
-                    "city": {"type": "string"},
-                    "state": {"type": "string"},
-                    "industry": {"type": "string"},
-                    "email": {"type": "string"},
-                    "website": {"type": "string"},
-                    "street": {"type": "string"},
-                    "postal_code": {"type": "string"},
-                    "specialty": {"type": "string"},
+                    "business_name": _TEXT,
+                    "phone": {**_TEXT, "examples": ["+13035550100"]},
+                    "city": _TEXT,
+                    "state": _TEXT,
+                    "industry": _TEXT,
+                    "email": _TEXT,
+                    "website": _TEXT,
+                    "street": _TEXT,
+                    "postal_code": _TEXT,
+                    "specialty": _TEXT,
                 },
             }
         },

@@ -8,6 +8,7 @@ from typing import Any
 
 from vpx.contacts.normalise import clean_display, email_key, name_key, phone_e164, words
 from vpx.errors import FieldError
+from vpx.fields import CONTROL_CHARACTERS, SINGLE_LINE_MESSAGE
 from vpx.geography import normalise_state
 from vpx.verticals import is_vertical
 
@@ -52,6 +53,9 @@ def check_row(index: int, raw: Any) -> CheckedRow:
             continue
         if not isinstance(value, str):
             error(name, "must be a string")
+            continue
+        if CONTROL_CHARACTERS.search(value):
+            error(name, SINGLE_LINE_MESSAGE)
             continue
         value = clean_display(value)
         limit = LONGEST.get(name) or OPTIONAL[name]

@@ -25,10 +25,18 @@ from vpx.config import Settings
 
 log = logging.getLogger("vpx.secrets")
 KEY_FILE = "secret.keys"
+# Every sealed value starts so: a Fernet token's version byte 0x80, then a timestamp whose top bytes
+# are zero until 2106.
+SEALED_PREFIX = "gAAAAA"
 
 
 class SecretsUnavailable(Exception):
     """The service's secret keys are missing or unusable, or a sealed value opens with none of them."""
+
+
+def is_sealed(value: str) -> bool:
+    """Whether a stored value is a sealed one rather than plain text (JSON, a ``whsec_`` secret…)."""
+    return value.startswith(SEALED_PREFIX)
 
 
 def generate_key() -> str:

@@ -8,16 +8,18 @@ from dataclasses import dataclass
 from sqlalchemy import text
 
 from vpx.db import Database
-from vpx.secrets.box import SecretBox
+from vpx.secrets.box import SEALED_PREFIX, SecretBox
 
 
 @dataclass(frozen=True)
 class SealedColumn:
-    """A column holding sealed secrets: its table, the table's key column, the column."""
+    """A column holding sealed secrets: its table, the table's key column, the column, and (``only``)
+    a condition for a column that holds sealed values among plain ones."""
 
     table: str
     key: str
     column: str
+    only: str = ""
 
 
 # Every column that holds customer secrets. A capability that stores a new kind of secret adds its
@@ -27,6 +29,12 @@ SEALED_COLUMNS: list[SealedColumn] = [
     SealedColumn("enrichment_batches", "id", "webhook_secret_sealed"),
     SealedColumn("mailboxes", "id", "smtp_password_sealed"),
     SealedColumn("mailboxes", "id", "imap_password_sealed"),
+    SealedColumn("webhook_endpoints", "id", "secret_sealed"),
+    SealedColumn("webhook_endpoints", "id", "previous_secret_sealed"),
+    SealedColumn("webhook_deliveries", "id", "secret_sealed"),
+    SealedColumn("batch_reveals", "id", "webhook_secret_sealed"),
+    # Responses kept for idempotent repeats that show a secret are sealed whole (the rest are JSON).
+    SealedColumn("idempotency_records", "id", "response_body", only=f"response_body LIKE '{SEALED_PREFIX}%'"),
 ]
 BATCH = 500
 
@@ -43,6 +51,8 @@ async def rotate(database: Database, box: SecretBox) -> dict[str, int]:
                 where = f"WHERE {sealed.column} IS NOT NULL" + (
                     f" AND {sealed.key} > :last" if last is not None else ""
                 )
+                if sealed.only:
+                    where += f" AND {sealed.only}"
                 rows = (
                     await session.execute(
                         text(

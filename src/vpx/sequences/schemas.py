@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator, model_validator
 
-from vpx.fields import json_integer
+from vpx.fields import MultiLine, SingleLine, json_integer
 from vpx.sequences.schedule import DAYS
 
 Count = Annotated[int, Field(ge=0, le=365), BeforeValidator(json_integer)]
@@ -28,8 +28,8 @@ class EmailStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: Literal["email"]
-    subject: str = Field(min_length=1, max_length=300, description="A template (Jinja2, sandboxed).")
-    body: str = Field(
+    subject: SingleLine = Field(min_length=1, max_length=300, description="A template (Jinja2, sandboxed).")
+    body: MultiLine = Field(
         min_length=1, max_length=20_000, description="A template; the postal address and unsubscribe line follow it."
     )
     wait: Wait | None = Field(default=None, description="After the previous step (the first step: after enrollment).")
@@ -39,7 +39,7 @@ class TaskStep(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     type: Literal["task"]
-    note: str = Field(min_length=1, max_length=2_000)
+    note: MultiLine = Field(min_length=1, max_length=2_000)
     wait: Wait | None = None
 
 
@@ -75,7 +75,7 @@ class SendWindow(BaseModel):
 class SequenceCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    name: str = Field(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
+    name: SingleLine = Field(min_length=1, max_length=200)
     mailbox_id: str = Field(max_length=40)
     steps: list[Step] = Field(min_length=1, max_length=20)
     send_window: SendWindow | None = None
@@ -87,7 +87,7 @@ class SequenceUpdate(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    name: str | None = Field(default=None, min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$")
+    name: SingleLine | None = Field(default=None, min_length=1, max_length=200)
     mailbox_id: str | None = Field(default=None, max_length=40)
     steps: list[Step] | None = Field(default=None, min_length=1, max_length=20)
     send_window: SendWindow | None = None

@@ -26,6 +26,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Executable, Integer, bindparam, func, insert, or_, select, tuple_, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -38,7 +39,16 @@ from vpx.mailboxes.imap import ImapError, find_message_id
 from vpx.mailboxes.message import OutgoingEmail, build, new_message_id
 from vpx.mailboxes.smtp import SmtpError, SmtpSession
 from vpx.mailboxes.smtp import send as smtp_send
-from vpx.models import Contact, DecisionMaker, Enrollment, Mailbox, Sequence, SequenceMessage, SequenceVersion
+from vpx.models import (
+    Account,
+    Contact,
+    DecisionMaker,
+    Enrollment,
+    Mailbox,
+    Sequence,
+    SequenceMessage,
+    SequenceVersion,
+)
 from vpx.secrets import SecretBox
 from vpx.sequences import events, schedule, service, templates
 from vpx.webhooks.addresses import Resolver, system_resolver
@@ -208,6 +218,12 @@ def _due_statement(sequences: int) -> Executable:
     return union_all(*(select(*part.c) for part in parts)) if sequences > 1 else select(*parts[0].c)
 
 
+def _held_account(account_id: Any) -> Any:
+    """Whether the account is suspended: its sequences stop (nothing sent, nothing skipped) and go on
+    when it resumes."""
+    return select(Account.id).where(Account.id == account_id, Account.status == "suspended").exists()
+
+
 async def find_due(session: AsyncSession, now: datetime, *, limit: int) -> list[Due]:
     """Up to ``limit`` enrollments due now, from running sequences whose mailbox may send now.
 
@@ -218,7 +234,9 @@ async def find_due(session: AsyncSession, now: datetime, *, limit: int) -> list[
     until it may go again. The sequences come in random order and give at most PER_SEQUENCE each, so
     that no busy sequence starves the others."""
     ready = select(Mailbox.id).where(
-        Mailbox.status == "active", or_(Mailbox.next_send_at.is_(None), Mailbox.next_send_at <= now)
+        Mailbox.status == "active",
+        or_(Mailbox.next_send_at.is_(None), Mailbox.next_send_at <= now),
+        ~_held_account(Mailbox.account_id),
     )
     due = (
         select(Enrollment.id)
@@ -322,7 +340,11 @@ async def _due_retries(session: AsyncSession, now: datetime) -> list[Retry]:
         select(SequenceMessage.id, SequenceMessage.mailbox_id, Sequence.status, Enrollment.status)
         .join(Enrollment, Enrollment.id == SequenceMessage.enrollment_id)
         .join(Sequence, Sequence.id == Enrollment.sequence_id)
-        .where(SequenceMessage.status == "deferred", SequenceMessage.next_attempt_at <= now)
+        .where(
+            SequenceMessage.status == "deferred",
+            SequenceMessage.next_attempt_at <= now,
+            ~_held_account(SequenceMessage.account_id),
+        )
         .order_by(SequenceMessage.next_attempt_at)
         .limit(BATCH)
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vpx.fields import Timestamp
+from vpx.fields import MultiLine, SingleLine, Timestamp
 from vpx.signals.events import BusinessRef, SignalEvent
 from vpx.signals.schemas import Category
 
@@ -23,13 +23,13 @@ MAX_LINE_BYTES = 256 * 1024
 class BusinessIn(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    name: str = Field(min_length=1, max_length=300)
-    city: str = Field(min_length=1, max_length=120)
-    state: str = Field(min_length=2, max_length=2)
-    phone: str | None = Field(default=None, max_length=40)
-    website: str | None = Field(default=None, max_length=300)
-    address: str | None = Field(default=None, max_length=300)
-    postal_code: str | None = Field(default=None, max_length=10)
+    name: SingleLine = Field(min_length=1, max_length=300)
+    city: SingleLine = Field(min_length=1, max_length=120)
+    state: SingleLine = Field(min_length=2, max_length=2)
+    phone: SingleLine | None = Field(default=None, max_length=40)
+    website: SingleLine | None = Field(default=None, max_length=300)
+    address: SingleLine | None = Field(default=None, max_length=300)
+    postal_code: SingleLine | None = Field(default=None, max_length=10)
 
 
 class EvidenceEventIn(BaseModel):
@@ -38,15 +38,15 @@ class EvidenceEventIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     category: Category
-    industry: str = Field(max_length=40, description="One of the 46 verticals (D18).")
+    industry: SingleLine = Field(max_length=40, description="One of the 46 verticals (D18).")
     observed_at: Timestamp
     confidence: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
-    topic: str | None = Field(default=None, max_length=200)
-    summary: str | None = Field(default=None, max_length=2000)
-    contact_id: str | None = Field(default=None, max_length=40)
+    topic: SingleLine | None = Field(default=None, max_length=200)
+    summary: MultiLine | None = Field(default=None, max_length=2000)
+    contact_id: SingleLine | None = Field(default=None, max_length=40)
     business: BusinessIn | None = None
     evidence: dict[str, Any] = Field(default_factory=dict)
-    source_record_id: str | None = Field(
+    source_record_id: SingleLine | None = Field(
         default=None, max_length=200, description="Your id for the event; default: a digest of its content."
     )
 

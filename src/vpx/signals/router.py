@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import hmac
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from vpx.auth import network
+from vpx.admin.auth import ADMIN_REFUSALS, require_admin
 from vpx.auth.dependencies import BuyCaller, ManageCaller, ReadCaller
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import AppSettings, Now
 from vpx.errors import (
     PROBLEM_JSON,
-    AdminForbidden,
-    InvalidAdminToken,
     InvalidParameters,
-    ProblemError,
-    RateLimited,
     problem_responses,
 )
 from vpx.idempotency.service import run_idempotent
@@ -195,62 +190,18 @@ async def purchase_signal(
     return await run_idempotent(request, session, account_id=caller.account_id, handler=handler)
 
 
-async def require_admin(
-    request: Request,
-    token: Annotated[
-        str | None,
-        Header(
-            alias="X-Admin-Token",
-            max_length=500,
-            description="The operator's token, `$VPX_ADMIN_TOKEN` (not a customer key).",
-        ),
-    ] = None,
-) -> None:
-    """The operator's token, compared in constant time. Failed attempts count against the client
-    address's failed-key budget (D7), so the token cannot be guessed at speed."""
-    state = request.app.state
-    address = (
-        network.client_address(
-            request.client.host if request.client else None,
-            request.headers.get("x-forwarded-for"),
-            state.trusted_proxies,
-        )
-        or "unknown"
-    )
-    exhausted = await state.rate_limits.failures_exhausted(address)
-    if exhausted is not None:
-        request.state.response_headers.update(exhausted.headers)
-        raise RateLimited(
-            "Too many failed attempts from this address; retry later.",
-            headers={"Retry-After": str(exhausted.retry_after)},
-        )
-    expected = state.settings.admin_token
-    refusal: ProblemError | None = None
-    if not token:
-        refusal = InvalidAdminToken("Send the operator token in the X-Admin-Token header.")
-    elif not expected:
-        refusal = AdminForbidden("The admin API is disabled: VPX_ADMIN_TOKEN is not set on this server.")
-    elif not hmac.compare_digest(token.encode(), expected.encode()):
-        refusal = AdminForbidden("The admin token is not this server's.")
-    if refusal is not None:
-        verdict = await state.rate_limits.record_failure(address)
-        request.state.response_headers.update(verdict.headers)
-        raise refusal
-
-
 @admin_router.post(
     "/signals",
     response_model=IngestResult,
     responses={
         **problem_responses(400, 413, 422, 429),
-        **_problem(401, "Missing admin token (`invalid_admin_token`)."),
-        **_problem(403, "Wrong admin token, or the admin API is disabled (`admin_forbidden`)."),
+        **ADMIN_REFUSALS,
     },
     summary="Ingest evidence events (operators)",
 )
 async def ingest_evidence(
     request: Request,
-    _admin: Annotated[None, Depends(require_admin)],
+    _admin: Annotated[str, Depends(require_admin)],
     events: Annotated[
         list[Any],
         Body(

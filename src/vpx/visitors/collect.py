@@ -30,6 +30,7 @@ from vpx.auth.ratelimit import RateLimits
 from vpx.config import Settings
 from vpx.db import Database
 from vpx.errors import InvalidParameters, NotFound, PayloadTooLarge, RateLimited, problem_responses, validation_errors
+from vpx.fields import SingleLine
 from vpx.models import VisitorSite
 from vpx.visitors import service
 from vpx.visitors.addresses import address_key, clean_url, parse_visitor
@@ -118,9 +119,14 @@ async def collect(request: Request, background: BackgroundTasks) -> Response:
     if len(raw) > MAX_BEACON_BYTES:
         raise PayloadTooLarge(f"A page view is at most {MAX_BEACON_BYTES} bytes.")
     try:
-        view = PageView.model_validate(json.loads(raw))
+        payload = json.loads(raw)
     except (ValueError, UnicodeDecodeError):
         raise InvalidParameters.field("body", "must be a JSON object with site_key and url") from None
+    if not isinstance(payload, dict):
+        raise InvalidParameters.field("body", "must be a JSON object with site_key and url")
+    try:
+        # Apart from the JSON parsing: a ValidationError is a ValueError too, and says which field.
+        view = PageView.model_validate(payload)
     except ValidationError as exc:
         errors = validation_errors(exc.errors())
         raise InvalidParameters("; ".join(f"{e.field}: {e.message}" for e in errors[:5]), errors=errors) from None
@@ -142,7 +148,9 @@ async def pixel(
     site_key: SiteKey,
     request: Request,
     background: BackgroundTasks,
-    url: Annotated[str | None, Query(max_length=MAX_URL, description="The page viewed (default: the Referer).")] = None,
+    url: Annotated[
+        SingleLine | None, Query(max_length=MAX_URL, description="The page viewed (default: the Referer).")
+    ] = None,
 ) -> Response:
     """A 1×1 GIF; a known key also records the view (the page from `url`, else the Referer)."""
     headers = {**OPEN, "Cache-Control": "no-store"}

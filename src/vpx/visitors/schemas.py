@@ -7,13 +7,13 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vpx.fields import Timestamp
+from vpx.fields import SingleLine, Timestamp
 
 MAX_URL = 2048
 Method = Literal["ip_range", "reverse_dns"]
 Reason = Literal["unknown", "isp", "hosting", "bot", "private_address", "opted_out"]
-Url = Annotated[str, Field(min_length=1, max_length=MAX_URL, pattern=r"^[^\x00-\x1f\x7f]+$")]
-OptionalUrl = Annotated[str, Field(max_length=MAX_URL, pattern=r"^[^\x00-\x1f\x7f]*$")]
+Url = Annotated[SingleLine, Field(min_length=1, max_length=MAX_URL)]
+OptionalUrl = Annotated[SingleLine, Field(max_length=MAX_URL)]
 Domain = Annotated[
     str,
     Field(
@@ -29,12 +29,11 @@ class SiteCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     domain: Domain
-    name: str | None = Field(default=None, max_length=200, pattern=r"^[^\x00-\x1f\x7f]*$")
-    topic: str | None = Field(
+    name: SingleLine | None = Field(default=None, max_length=200)
+    topic: SingleLine | None = Field(
         default=None,
         min_length=1,
         max_length=200,
-        pattern=r"^[^\x00-\x1f\x7f]+$",
         description="What a visit to the site counts as research on, for topic_surge (default: the domain).",
     )
 
@@ -62,7 +61,7 @@ class PageView(BaseModel):
     site_key: str = Field(min_length=1, max_length=40)
     url: Url
     referrer: OptionalUrl | None = None
-    title: str | None = Field(default=None, max_length=1000)
+    title: SingleLine | None = Field(default=None, max_length=1000)
 
 
 class IdentifyRequest(BaseModel):
@@ -71,7 +70,7 @@ class IdentifyRequest(BaseModel):
     site_id: str = Field(min_length=1, max_length=40)
     ip: str = Field(min_length=2, max_length=64, description="The visitor's IPv4 or IPv6 address.")
     url: Url
-    user_agent: str | None = Field(default=None, max_length=1000)
+    user_agent: SingleLine | None = Field(default=None, max_length=1000)
     referrer: OptionalUrl | None = None
     occurred_at: Timestamp | None = Field(default=None, description="When the view happened (default: now).")
 

@@ -106,20 +106,28 @@ def _embedded_ipv4(address: IPAddress) -> ipaddress.IPv4Address | None:
 
 
 def refusal(address: IPAddress, *, allow_private: bool) -> str | None:
-    """Why an address may not be a webhook target, or None when it may."""
-    for candidate in (address, _embedded_ipv4(address)):
+    """Why an address may not be a webhook target, or None when it may.
+
+    Loopback is loopback in either family: ``::1`` (which Python also counts as reserved, being in
+    ``::/8``) and ``::ffff:127.0.0.1`` are judged as 127.0.0.1 is. An IPv4-mapped address is judged by
+    the IPv4 address it maps to, the only one it reaches."""
+    embedded = _embedded_ipv4(address)
+    mapped = isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None
+    for candidate in (embedded,) if mapped else (address, embedded):
         if candidate is None:
             continue
         if candidate in METADATA:
             return f"{address} is a cloud metadata address"
         if candidate.is_link_local:
             return f"{address} is a link-local address"
+        if candidate.is_loopback:
+            if allow_private:
+                continue
+            return f"{address} is a loopback address"
         if candidate.is_unspecified or candidate.is_multicast or candidate.is_reserved:
             return f"{address} is not a unicast address"
         if allow_private:
             continue
-        if candidate.is_loopback:
-            return f"{address} is a loopback address"
         if not candidate.is_global:
             return f"{address} is a private address"
     return None

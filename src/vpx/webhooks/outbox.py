@@ -72,13 +72,14 @@ async def enqueue_to_url(
     *,
     account_id: str,
     url: str,
-    secret: str,
+    secret_sealed: str,
     event_type: str,
     data: Mapping[str, Any],
     now: datetime,
     batch_id: str | None = None,
 ) -> WebhookDelivery:
-    """Queues one event for a one-off URL (a batch reveal's ``webhook_url``), signed with ``secret``.
+    """Queues one event for a one-off URL (a batch's ``webhook_url``), signed with the secret sealed
+    in ``secret_sealed`` (the caller's own sealed copy: the outbox never holds a secret in clear).
 
     The URL must have passed ``addresses.check_target`` when it was accepted; it is checked again
     before every attempt.
@@ -88,7 +89,7 @@ async def enqueue_to_url(
         event_type=event_type,
         account_id=account_id,
         url=url,
-        secret=secret,
+        secret_sealed=secret_sealed,
         batch_id=batch_id,
         payload=events.envelope(event_type, dict(data), at=now),
         status="pending",

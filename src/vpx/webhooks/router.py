@@ -16,6 +16,7 @@ from vpx.errors import problem_responses
 from vpx.idempotency.service import run_idempotent
 from vpx.ids import public_number_id
 from vpx.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from vpx.secrets import SecretBox
 from vpx.webhooks import service as webhook_service
 from vpx.webhooks.addresses import Resolver
 from vpx.webhooks.filters import SignalFilter
@@ -45,6 +46,11 @@ def _resolver(request: Request) -> Resolver:
     return resolver
 
 
+def _box(request: Request) -> SecretBox:
+    box: SecretBox = request.app.state.secrets
+    return box
+
+
 def view(endpoint: WebhookEndpoint) -> WebhookView:
     return WebhookView(
         id=endpoint.id,
@@ -54,7 +60,7 @@ def view(endpoint: WebhookEndpoint) -> WebhookView:
         description=endpoint.description,
         status="active" if endpoint.status == "active" else "disabled",
         disabled_reason=endpoint.disabled_reason,
-        secret_rotating_until=endpoint.previous_secret_expires_at if endpoint.previous_secret else None,
+        secret_rotating_until=endpoint.previous_secret_expires_at if endpoint.previous_secret_sealed else None,
         created_at=endpoint.created_at,
         updated_at=endpoint.updated_at,
     )
@@ -114,13 +120,15 @@ async def create_webhook(
             now=now,
             settings=settings,
             resolver=_resolver(request),
+            box=_box(request),
         )
         created = WebhookCreated(**view(endpoint).model_dump(), secret=secret)
         return JSONResponse(
             created.model_dump(mode="json"), status_code=201, headers={"Location": f"{router.prefix}/{endpoint.id}"}
         )
 
-    return await run_idempotent(request, session, account_id=caller.account_id, handler=handler)
+    # A repeat gets the same response, secret included; what is kept for it is sealed.
+    return await run_idempotent(request, session, account_id=caller.account_id, handler=handler, seal_stored=True)
 
 
 @router.get("", response_model=WebhookList, responses=problem_responses(401, 403, 429), summary="List webhooks")
@@ -246,6 +254,7 @@ async def send_test(webhook_id: WebhookId, caller: ManageCaller, session: WriteS
 )
 async def rotate_secret(
     webhook_id: WebhookId,
+    request: Request,
     caller: ManageCaller,
     session: WriteSession,
     settings: AppSettings,
@@ -261,5 +270,6 @@ async def rotate_secret(
         grace_hours=body.grace_hours if body else None,
         now=now,
         settings=settings,
+        box=_box(request),
     )
     return SecretRotated(id=endpoint.id, secret=secret, previous_secret_expires_at=endpoint.previous_secret_expires_at)

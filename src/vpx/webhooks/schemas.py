@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from vpx.fields import SingleLine
 from vpx.webhooks.events import SUBSCRIBABLE
 from vpx.webhooks.filters import SignalFilter
 
@@ -36,7 +37,7 @@ class WebhookCreate(BaseModel):
     url: str = Field(max_length=2048, examples=["https://example.com/hooks/vpx"], description="https, public address.")
     events: list[EventType] = Field(min_length=1, max_length=20)
     signal_filter: SignalFilter | None = Field(default=None, description="Applies to `signal.created` (D22 filters).")
-    description: str = Field(default="", max_length=200)
+    description: SingleLine = Field(default="", max_length=200)
 
     _events = field_validator("events")(_distinct)
 
@@ -47,7 +48,7 @@ class WebhookUpdate(BaseModel):
     url: str | None = Field(default=None, max_length=2048)
     events: list[EventType] | None = Field(default=None, min_length=1, max_length=20)
     signal_filter: SignalFilter | None = None
-    description: str | None = Field(default=None, max_length=200)
+    description: SingleLine | None = Field(default=None, max_length=200)
     status: Literal["active", "disabled"] | None = Field(
         default=None, description="`active` re-enables an endpoint the service disabled after a 410."
     )

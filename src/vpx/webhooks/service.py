@@ -14,6 +14,7 @@ from vpx.config import Settings
 from vpx.errors import Conflict, InvalidParameters, NotFound
 from vpx.ids import new_id, parse_number_id, public_number_id
 from vpx.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from vpx.secrets import SecretBox
 from vpx.webhooks import events, signing
 from vpx.webhooks.addresses import Resolver, TargetRefused, check_target
 from vpx.webhooks.filters import SignalFilter
@@ -22,18 +23,33 @@ from vpx.webhooks.outbox import enqueue_event, enqueue_to_url, wake_workers_on_c
 __all__ = ["enqueue_event", "enqueue_to_url"]
 
 MAX_ENDPOINTS_PER_ACCOUNT = 20
+# Opened signing secrets kept per process, by sealed value (see open_secret).
+OPENED_KEPT = 10_000
+_opened: dict[str, str] = {}
 
 
 def delivery_public_id(delivery_id: int) -> str:
     return public_number_id("dlv", delivery_id)
 
 
-def signing_secrets(endpoint: WebhookEndpoint, now: datetime) -> list[str]:
-    """The secrets that sign now: the current one, and the previous one during a rotation."""
-    found = [endpoint.secret]
+def open_secret(box: SecretBox, sealed: str) -> str:
+    """A sealed signing secret, opened. A worker signs many deliveries per endpoint, and a sealed value
+    always opens to the same secret (a new secret is a new sealed value), so each is opened once per
+    process. Raises SecretsUnavailable when none of the box's keys opens it."""
+    opened = _opened.get(sealed)
+    if opened is None:
+        if len(_opened) >= OPENED_KEPT:
+            _opened.clear()
+        opened = _opened[sealed] = box.open(sealed)
+    return opened
+
+
+def signing_secrets(endpoint: WebhookEndpoint, now: datetime, box: SecretBox) -> list[str]:
+    """The secrets that sign now, opened: the current one, and the previous one during a rotation."""
+    found = [open_secret(box, endpoint.secret_sealed)]
     expires = endpoint.previous_secret_expires_at
-    if endpoint.previous_secret and expires is not None and expires > now:
-        found.append(endpoint.previous_secret)
+    if endpoint.previous_secret_sealed and expires is not None and expires > now:
+        found.append(open_secret(box, endpoint.previous_secret_sealed))
     return found
 
 
@@ -57,8 +73,9 @@ async def create_endpoint(
     now: datetime,
     settings: Settings,
     resolver: Resolver,
+    box: SecretBox,
 ) -> tuple[WebhookEndpoint, str]:
-    """A new active subscription and its secret (returned once)."""
+    """A new active subscription and its secret (returned once, stored sealed)."""
     checked = await accepted_url(url, settings=settings, resolver=resolver)
     count = await session.scalar(
         select(func.count()).select_from(WebhookEndpoint).where(WebhookEndpoint.account_id == account_id)
@@ -73,7 +90,7 @@ async def create_endpoint(
         description=description,
         events=list(event_types),
         signal_filter=(signal_filter or SignalFilter()).model_dump(exclude_none=True),
-        secret=secret,
+        secret_sealed=box.seal(secret),
         status="active",
         created_at=now,
         updated_at=now,
@@ -143,17 +160,19 @@ async def rotate_secret(
     grace_hours: int | None,
     now: datetime,
     settings: Settings,
+    box: SecretBox,
 ) -> tuple[WebhookEndpoint, str]:
-    """A new secret; the previous one keeps signing beside it for the grace period."""
+    """A new secret (returned once, stored sealed); the previous one keeps signing beside it for the
+    grace period."""
     endpoint = await get_endpoint(session, account_id=account_id, endpoint_id=endpoint_id)
     hours = settings.webhook_secret_grace_hours if grace_hours is None else grace_hours
     secret = signing.new_secret()
     if hours > 0:
-        endpoint.previous_secret = endpoint.secret
+        endpoint.previous_secret_sealed = endpoint.secret_sealed
         endpoint.previous_secret_expires_at = now + timedelta(hours=hours)
     else:
-        endpoint.previous_secret, endpoint.previous_secret_expires_at = None, None
-    endpoint.secret = secret
+        endpoint.previous_secret_sealed, endpoint.previous_secret_expires_at = None, None
+    endpoint.secret_sealed = box.seal(secret)
     endpoint.updated_at = now
     await session.flush()
     return endpoint, secret

@@ -22,7 +22,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.db import Database
-from vpx.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from vpx.models import Account, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from vpx.secrets import SecretBox, SecretsUnavailable
 from vpx.webhooks import service as webhook_service
 from vpx.webhooks.addresses import Resolver, TargetRefused, check_target
 from vpx.webhooks.sender import ReceiverError, WebhookSender
@@ -61,11 +62,14 @@ class AttemptOutcome:
 
 
 async def claim_deliveries(
-    database: Database, *, worker_id: str, now: datetime, limit: int, lease: timedelta
+    database: Database, *, box: SecretBox, worker_id: str, now: datetime, limit: int, lease: timedelta
 ) -> list[ClaimedDelivery]:
-    """Leases up to ``limit`` due deliveries to this worker, oldest due first.
+    """Leases up to ``limit`` due deliveries to this worker, oldest due first, with their signing
+    secrets opened (each sealed secret once per process: ``webhook_service.open_secret``).
 
-    Deliveries whose endpoint has been disabled are cancelled instead of handed out.
+    Deliveries whose endpoint has been disabled are cancelled instead of handed out. A delivery whose
+    secret none of the keys opens stays leased and returns when the lease ends (the keys may be fixed
+    by then); the others go out.
     """
     async with database.write_sessions() as session, session.begin():
         due = (
@@ -74,6 +78,11 @@ async def claim_deliveries(
                 WebhookDelivery.status == "pending",
                 WebhookDelivery.next_attempt_at <= now,
                 or_(WebhookDelivery.leased_until.is_(None), WebhookDelivery.leased_until <= now),
+                # A suspended account's deliveries wait, their retries unspent, and go out in order
+                # when it resumes.
+                ~select(Account.id)
+                .where(Account.id == WebhookDelivery.account_id, Account.status == "suspended")
+                .exists(),
             )
             .order_by(WebhookDelivery.next_attempt_at, WebhookDelivery.id)
             .limit(limit)
@@ -103,16 +112,21 @@ async def claim_deliveries(
                 delivery.status, delivery.finished_at = "cancelled", now
                 delivery.leased_until = delivery.leased_by = None
                 continue
-            claimed.append(_claimed(delivery, endpoint, now))
+            try:
+                claimed.append(_claimed(delivery, endpoint, now, box))
+            except SecretsUnavailable as exc:
+                log.error("cannot sign a delivery: %s", exc, extra={"delivery_id": delivery.id})
         return claimed
 
 
-def _claimed(delivery: WebhookDelivery, endpoint: WebhookEndpoint | None, now: datetime) -> ClaimedDelivery:
+def _claimed(
+    delivery: WebhookDelivery, endpoint: WebhookEndpoint | None, now: datetime, box: SecretBox
+) -> ClaimedDelivery:
     if endpoint is not None:
-        url, secrets = endpoint.url, tuple(webhook_service.signing_secrets(endpoint, now))
+        url, secrets = endpoint.url, tuple(webhook_service.signing_secrets(endpoint, now, box))
     else:
-        assert delivery.url is not None and delivery.secret is not None
-        url, secrets = delivery.url, (delivery.secret,)
+        assert delivery.url is not None and delivery.secret_sealed is not None
+        url, secrets = delivery.url, (webhook_service.open_secret(box, delivery.secret_sealed),)
     return ClaimedDelivery(
         id=delivery.id,
         event_id=delivery.event_id,
@@ -282,6 +296,7 @@ async def _disable_gone_endpoint(session: AsyncSession, endpoint_id: str, now: d
 async def deliver_due(
     database: Database,
     *,
+    box: SecretBox,
     sender: WebhookSender,
     settings: Settings,
     clock: Clock,
@@ -293,6 +308,7 @@ async def deliver_due(
     many were attempted."""
     claimed = await claim_deliveries(
         database,
+        box=box,
         worker_id=worker_id,
         now=clock.now(),
         limit=limit or settings.worker_batch_size,

@@ -119,7 +119,12 @@ class Worker:
                 if room > 0:
                     try:
                         claimed = await claim_deliveries(
-                            self.database, worker_id=self.worker_id, now=self.clock.now(), limit=room, lease=lease
+                            self.database,
+                            box=self._box(),
+                            worker_id=self.worker_id,
+                            now=self.clock.now(),
+                            limit=room,
+                            lease=lease,
                         )
                     except Exception:
                         log.exception("claiming deliveries failed", extra={"worker_id": self.worker_id})
@@ -152,6 +157,11 @@ class Worker:
         finally:
             self.in_flight -= len(claimed)
             woken.set()  # room again: the dispatcher may claim more
+
+    def _box(self) -> SecretBox:
+        """The box that opens customer secrets (webhook signing secrets, provider keys, mailbox passwords)."""
+        assert self.enrichment is not None
+        return self.enrichment[1]
 
     async def _batches(self) -> int:
         return await batch_service.run_due_batch(

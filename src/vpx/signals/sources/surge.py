@@ -33,7 +33,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.db import Database
-from vpx.fields import Timestamp
+from vpx.fields import SingleLine, Timestamp
 from vpx.ids import parse_number_id
 from vpx.models import Contact, TopicActivity
 from vpx.signals.events import SignalEvent
@@ -51,7 +51,7 @@ class ActivityIn(BaseModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     contact_id: str = Field(max_length=40)
-    topic: str = Field(min_length=1, max_length=200)
+    topic: SingleLine = Field(min_length=1, max_length=200)
     observed_at: Timestamp
     count: int = Field(default=1, ge=1, le=1_000_000)
 
