@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import gc
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import datetime
 from typing import Any
 
 from fastapi import FastAPI
@@ -49,12 +51,28 @@ from vpx.visitors.collect import router as visitor_collect_router
 from vpx.visitors.router import router as visitor_router
 from vpx.webhooks.addresses import system_resolver
 from vpx.webhooks.router import router as webhook_router
+from vpx.worker import status as worker_status
 from vpx.worker.loop import InProcessWorker, Worker
 
 DESCRIPTION = """Contacts from government registries, revealed for credits; buyer-intent signals.
 
 Every request carries an `X-API-Key` header. Errors are RFC 9457 problem details with a stable `code`.
 """
+
+
+async def _warn_without_worker(database: Database, now: datetime) -> None:
+    """Webhook deliveries, batch reveals, sequences and batch enrichments wait for a worker: say so at
+    start when this server runs none and no `vpx worker` is alive."""
+    try:
+        async with database.read_sessions() as session:
+            alive = await worker_status.live_workers(session, now)
+    except Exception:  # the database not answering is /readyz's business
+        return
+    if alive == 0:
+        logging.getLogger("vpx").warning(
+            "this server runs without a worker (VPX_WORKER_IN_PROCESS=false) and no `vpx worker` is alive: "
+            "webhook deliveries, batch reveals, batch enrichments and sequences will wait until one runs"
+        )
 
 
 def create_app(settings: Settings | None = None, *, clock: Clock | None = None) -> FastAPI:
@@ -69,7 +87,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         # requests (p99 of a 100-id batch reveal: 130 ms -> 77 ms, bench/webhooks_batch_reveal.py).
         gc.collect()
         gc.freeze()
-        # D26: on the embedded default the webhook and batch worker runs inside the server.
+        # D26: the background worker runs inside each server process unless VPX_WORKER_IN_PROCESS=false.
         worker = None
         if settings.runs_worker_in_process:
             worker = InProcessWorker(
@@ -82,6 +100,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
                 )
             )
             worker.start()
+        else:
+            await _warn_without_worker(database, app.state.clock.now())
         yield
         await app.state.signal_broker.stop()
         if worker is not None:

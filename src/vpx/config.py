@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 from limits import parse as parse_rate_limit
-from pydantic import Field, field_validator
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_SQLITE_URL = "sqlite+aiosqlite:///./var/vpx.db"
@@ -52,8 +52,8 @@ class Settings(BaseSettings):
     webhook_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
     # After a secret rotation the previous secret keeps signing (next to the new one) this long.
     webhook_secret_grace_hours: int = Field(default=24, ge=0, le=24 * 30)
-    # The background worker inside the server process: None means on for SQLite, off otherwise
-    # (run `vpx worker` processes next to the servers on PostgreSQL).
+    # The background worker inside each server process, on every database (claims with leases make
+    # several safe). False (`vpx serve --no-worker`) leaves the work to separate `vpx worker` processes.
     worker_in_process: bool | None = None
     # How often an idle worker looks for due work when no notification wakes it.
     worker_poll_seconds: float = Field(default=0.5, gt=0, le=60)
@@ -89,6 +89,18 @@ class Settings(BaseSettings):
     login_rate_limit: str = "10/minute"
     # Sign-ups per client address (each new account gets free credits).
     signup_rate_limit: str = "20/hour"
+    # Password reset requests, counted per client address and per email address; how long a reset
+    # link works (docs/dashboard.md).
+    password_reset_rate_limit: str = "5/hour"
+    password_reset_minutes: int = Field(default=30, ge=5, le=24 * 60)
+    # The operator's SMTP server for the service's own email (password resets), as a URL:
+    # smtp://user:pass@host:587?starttls=1 or smtps://user:pass@host (vpx.mail.server). Unset: each
+    # email is written to the log instead, at WARNING (development only).
+    smtp_url: SecretStr | None = None
+    # The From of those emails ("vpx <no-reply@example.com>"); empty: no-reply@ the public URL's host.
+    mail_from: str = ""
+    # One step of the SMTP conversation (connect, each command) may take this long.
+    smtp_timeout_seconds: float = Field(default=10.0, gt=0, le=120)
     # Customer secrets (vpx.secrets): comma-separated Fernet keys, the first encrypts, all decrypt.
     # Unset: a key generated on first run into data_dir/secret.keys (mode 0600).
     secret_keys: str | None = None
@@ -177,7 +189,7 @@ class Settings(BaseSettings):
 
     @property
     def runs_worker_in_process(self) -> bool:
-        return self.is_sqlite if self.worker_in_process is None else self.worker_in_process
+        return self.worker_in_process is not False
 
     @field_validator("dns_servers")
     @classmethod
@@ -188,6 +200,26 @@ class Settings(BaseSettings):
 
             parse_servers(value)
         return value
+
+    @field_validator("smtp_url")
+    @classmethod
+    def _check_smtp_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and value.get_secret_value().strip():
+            # Imported here: a light module, but the mail package is not needed to read settings.
+            from vpx.mail.server import parse_smtp_url
+
+            parse_smtp_url(value.get_secret_value())
+            return value
+        return None
+
+    @field_validator("mail_from")
+    @classmethod
+    def _check_mail_from(cls, value: str) -> str:
+        if value.strip():
+            from vpx.mail.server import parse_sender
+
+            parse_sender(value)
+        return value.strip()
 
     @field_validator("trusted_proxies")
     @classmethod
@@ -201,6 +233,7 @@ class Settings(BaseSettings):
         "auth_failure_rate_limit",
         "login_rate_limit",
         "signup_rate_limit",
+        "password_reset_rate_limit",
         "enrichment_rate_limit",
         "visitor_site_rate_limit",
         "visitor_address_rate_limit",

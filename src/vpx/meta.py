@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
+from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
-from sqlalchemy import text
 
 from vpx import metrics
+from vpx.worker import status as worker_status
 
 router = APIRouter(tags=["operations"])
 
@@ -16,14 +17,23 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", summary="The database answers", responses={503: {"description": "Database unreachable"}})
+@router.get(
+    "/readyz",
+    summary="Ready to serve: the database answers, and waiting work has a live worker",
+    responses={503: {"description": "Database unreachable, or work waiting with no live worker"}},
+)
 async def readyz(request: Request) -> Response:
+    """`ready` is false (503) when the database does not answer, or when work waits (due webhook
+    deliveries, unfinished batch reveals) and no worker has beaten in the last 30 seconds: a server
+    without `vpx worker` processes next to it would accept the work and never do it."""
+    state = request.app.state
     try:
-        async with request.app.state.database.read_sessions() as session:
-            await session.execute(text("SELECT 1"))
+        async with state.database.read_sessions() as session:
+            found = await worker_status.report(session, state.clock.now())
     except Exception as exc:  # any failure to reach the database means not ready
         return JSONResponse({"status": "unavailable", "detail": type(exc).__name__}, status_code=503)
-    return JSONResponse({"status": "ok", "database": request.app.state.database.dialect})
+    body = {"status": "ok" if found["ready"] else "no_worker", "database": state.database.dialect, **found}
+    return JSONResponse(jsonable_encoder(body), status_code=200 if found["ready"] else 503)
 
 
 @router.get("/metrics", summary="Prometheus metrics", include_in_schema=False)

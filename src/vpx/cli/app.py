@@ -81,11 +81,23 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.")] = 8000,
     workers: Annotated[int, typer.Option(min=1, help="Server processes.")] = 1,
+    worker: Annotated[
+        bool,
+        typer.Option(
+            "--worker/--no-worker",
+            help="Run the background worker (webhook deliveries, batch reveals, sequences…) in each server "
+            "process (the default, on every database), or leave it to separate `vpx worker` processes. "
+            "The same as VPX_WORKER_IN_PROCESS.",
+        ),
+    ] = True,
     as_json: bool = JsonOption,
 ) -> None:
-    """Migrate the database, then serve the API."""
+    """Migrate the database, then serve the API (with the background worker in its processes)."""
     import uvicorn
 
+    if not worker:
+        os.environ["VPX_WORKER_IN_PROCESS"] = "false"  # read by every server process's settings
+        get_settings.cache_clear()
     settings = get_settings()
     _migrate(settings)
     try:
@@ -100,6 +112,7 @@ def serve(
             "status": "serving",
             "url": f"http://{host}:{port}",
             "workers": workers,
+            "background_worker": "in each server process" if settings.runs_worker_in_process else "separate",
             "docs": f"http://{host}:{port}/docs",
         },
         as_json=as_json,
@@ -317,6 +330,22 @@ def suppress_add(
             }
 
     emit(run_with_database(work, as_json=as_json), as_json=as_json, title="suppressed")
+
+
+@app.command("status")
+def status(as_json: bool = JsonOption) -> None:
+    """Workers and their last heartbeat, what waits for them and for how long: the same as /readyz.
+    Exits 1 when work waits and no worker is alive."""
+    from vpx.worker import status as worker_status
+
+    async def work(database: Database, settings: Settings) -> dict[str, object]:
+        async with database.read_sessions() as session:
+            return await worker_status.report(session, Clock().now())
+
+    found = run_with_database(work, as_json=as_json)
+    emit(found, as_json=as_json, title="status")
+    if not found["ready"]:
+        raise typer.Exit(1)
 
 
 @app.command("openapi")

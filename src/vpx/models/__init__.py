@@ -38,6 +38,7 @@ from vpx.models.suppression import Suppression, SuppressionHit
 from vpx.models.topics import TopicActivity
 from vpx.models.visitors import IpRange, IpRangeSource, Visit, VisitorAlert, VisitorSite
 from vpx.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from vpx.models.workers import WorkerHeartbeat
 
 __all__ = [
     "Account",
@@ -88,4 +89,5 @@ __all__ = [
     "WebhookAttempt",
     "WebhookDelivery",
     "WebhookEndpoint",
+    "WorkerHeartbeat",
 ]

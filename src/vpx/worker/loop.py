@@ -31,6 +31,7 @@ from vpx.visitors import service as visitor_service
 from vpx.webhooks.addresses import Resolver, system_resolver
 from vpx.webhooks.outbox import NOTIFY_CHANNEL
 from vpx.webhooks.sender import WebhookSender
+from vpx.worker import status as worker_status
 from vpx.worker import wakeup
 from vpx.worker.deliveries import ClaimedDelivery, claim_deliveries, send_claimed
 
@@ -71,6 +72,7 @@ class Worker:
         self._purged_at: datetime | None = None
         self.in_flight = 0
         self.stopping = asyncio.Event()
+        self.in_server = False  # set by InProcessWorker: shown in /readyz and `vpx status`
 
     def stop(self) -> None:
         self.stopping.set()
@@ -90,6 +92,7 @@ class Worker:
                 asyncio.create_task(self._loop("sequences", self._sequence_sends)),
                 asyncio.create_task(self._loop("mailboxes", self._mailbox_reads)),
                 asyncio.create_task(self._loop("visits", self._visit_purge)),
+                asyncio.create_task(self._heartbeat()),
             ]
             if not self.database.is_sqlite:
                 tasks.append(asyncio.create_task(self._listen()))
@@ -215,6 +218,28 @@ class Worker:
         finally:
             wakeup.unregister(woken)
 
+    async def _heartbeat(self) -> None:
+        """Writes this worker's beat every few seconds (/readyz and `vpx status` read them); a clean
+        stop removes it."""
+        started = self.clock.now()
+        try:
+            while not self.stopping.is_set():
+                try:
+                    await worker_status.beat(
+                        self.database,
+                        worker_id=self.worker_id,
+                        in_server=self.in_server,
+                        started_at=started,
+                        now=self.clock.now(),
+                    )
+                except Exception:
+                    log.exception("writing the worker's heartbeat failed", extra={"worker_id": self.worker_id})
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), timeout=worker_status.HEARTBEAT.total_seconds())
+        finally:
+            with contextlib.suppress(Exception):
+                await worker_status.forget(self.database, worker_id=self.worker_id)
+
     async def _listen(self) -> None:
         """Keeps a LISTEN connection open; its notifications wake this process's lanes."""
         await listen_until(self.database.url, NOTIFY_CHANNEL, wakeup.wake, self.stopping, log=log)
@@ -225,6 +250,7 @@ class InProcessWorker:
 
     def __init__(self, worker: Worker) -> None:
         self.worker = worker
+        worker.in_server = True
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
