@@ -39,8 +39,12 @@ lint: setup
 typecheck: setup
 	$(BIN)/mypy
 
+# Three test processes, a file's tests in one of them (module fixtures stay one per file): the suite
+# waits on subprocesses, sockets and databases more than on the CPU. PYTEST_ARGS overrides (`-n 0`: one
+# process).
+PYTEST_ARGS ?= -n 3 --dist loadfile
 pytest: setup browser
-	$(BIN)/pytest
+	$(BIN)/pytest $(PYTEST_ARGS)
 
 openapi: setup
 	$(BIN)/vpx openapi --output openapi.json

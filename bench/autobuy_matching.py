@@ -1,4 +1,4 @@
-"""Auto-buy matching cost per ingested signal (issue 6): 100, 1,000 and 10,000 active rules across
+"""Auto-buy matching cost per ingested signal: 100, 1,000 and 10,000 active rules across
 1,000 accounts, on SQLite and PostgreSQL. Goal: ≤ 2 ms a signal at 10,000 rules, nearly flat.
 
 Signals go through the real pipeline in batches of 100; the auto-buy hook is timed on its own (a

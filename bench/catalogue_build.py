@@ -2,7 +2,7 @@
 
     .venv/bin/python -m bench.catalogue_build [--count 1000000] [--backends sqlite,postgresql]
 
-Goal (issue 2): under 2 minutes. The databases are kept (var/bench/catalogue.db and the PostgreSQL
+Goal: under 2 minutes. The databases are kept (var/bench/catalogue.db and the PostgreSQL
 database vpx_bench_catalogue) for bench/http_load.py.
 """
 

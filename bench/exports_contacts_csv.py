@@ -4,7 +4,7 @@
 
 For each size, one account has revealed that many contacts; the export is downloaded over loopback
 and discarded. Printed: time to the first byte, rows per second, MB per second, and how far the server
-process's peak resident memory (VmHWM) rose during the download. Goal (issue 7, D30): constant
+process's peak resident memory (VmHWM) rose during the download. Goal (D30): constant
 memory whatever the size, i.e. the memory rise does not grow with the row count.
 """
 

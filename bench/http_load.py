@@ -4,7 +4,7 @@ endpoint of the same app (the framework's ceiling on this machine).
     .venv/bin/python -m bench.catalogue_build            # once: the 1,000,000-contact catalogues
     .venv/bin/python -m bench.http_load [--duration 20] [--connections 32] [--workers 2] [--scenarios …]
 
-Needs `wrk` (Debian package wrk). Goals (issue 2): search p99 ≤ 50 ms and ≥ 1,000 requests/s;
+Needs `wrk` (Debian package wrk). Goals: search p99 ≤ 50 ms and ≥ 1,000 requests/s;
 reveal ≥ 500/s with an exact ledger.
 """
 

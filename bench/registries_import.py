@@ -1,4 +1,4 @@
-"""Import throughput and peak memory for a large file in the NPPES layout (issue 3).
+"""Import throughput and peak memory for a large file in the NPPES layout.
 
     python bench/registries_import.py make  /tmp/npi_1m.csv --rows 1000000   # replicate and perturb the sample
     python bench/registries_import.py read  /tmp/npi_1m.csv                  # read and normalise only

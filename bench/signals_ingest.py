@@ -1,4 +1,4 @@
-"""Signal ingest rate (issue 4): classification (D20, D21), contact linking and the ingest hooks
+"""Signal ingest rate: classification (D20, D21), contact linking and the ingest hooks
 (signal.created webhooks, stream notification, auto-buy), through the real pipeline, on both
 databases. Goal: ≥ 5,000 signals/s on PostgreSQL.
 

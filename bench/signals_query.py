@@ -1,4 +1,4 @@
-"""Signal query latency at 1,000,000 signals (issue 4, D22): `GET /api/v1/signals` through the whole
+"""Signal query latency at 1,000,000 signals (D22): `GET /api/v1/signals` through the whole
 app in process (ASGI), with single and combined filters, `since`, and cursor pages. Goal: p99 ≤ 50 ms.
 
 The signals are written straight into the table in bulk (the pipeline's own row writer), spread over

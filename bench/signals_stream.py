@@ -1,4 +1,4 @@
-"""Signal stream fan-out (issue 4, D23): N concurrent SSE clients on one server process while 100
+"""Signal stream fan-out (D23): N concurrent SSE clients on one server process while 100
 signals a second are ingested; commit-to-client latency p50/p99 and the server's memory per connection.
 Goal: 1,000 clients, p99 ≤ 250 ms.
 

@@ -1,5 +1,5 @@
 """Batch reveal of 100 ids without a webhook, through the whole HTTP stack (in-process ASGI), on SQLite
-and PostgreSQL. Goal (issue 5): p99 <= 150 ms.
+and PostgreSQL. Goal: p99 <= 150 ms.
 
     .venv/bin/python -m bench.webhooks_batch_reveal [--requests 40] [--backends sqlite postgresql]
 """

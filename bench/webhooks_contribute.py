@@ -1,5 +1,5 @@
 """Contribution of 1,000 rows against a 1,000,000-contact catalogue, through the whole HTTP stack
-(in-process ASGI). Goal (issue 5): p99 <= 2 s.
+(in-process ASGI). Goal: p99 <= 2 s.
 
     .venv/bin/python -m bench.webhooks_contribute [--catalogue 1000000] [--requests 12] [--backends postgresql sqlite]
 

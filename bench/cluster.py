@@ -1,0 +1,598 @@
+"""The production topology (deploy/compose.yaml) from local processes: Debian's nginx in front of 3
+`vpx serve --no-worker` API processes on PostgreSQL and Redis, and 2 `vpx worker` processes.
+
+    .venv/bin/python -m bench.cluster up [--api 3] [--workers 2] [--port 8080]  # a fresh database, until Ctrl-C
+    .venv/bin/python -m bench.cluster test-env      # the same with the settings tests/cluster runs it with
+    .venv/bin/python -m bench.cluster bench [--duration 15] [--connections 32]  # 1 API process vs 3, wrk
+    .venv/bin/python -m bench.cluster check-deploy  # deploy/ checked as far as this machine can
+
+nginx runs deploy/nginx.conf itself, rewritten only where a container differs from this machine (listen
+address, upstream servers, file paths), from a temp dir as a child process on a free port: never the
+system service. It is installed with apt-get when missing (as root). Its connections to the API processes
+leave from 127.0.0.2, the one address the processes trust for X-Forwarded-For (D6).
+PostgreSQL: VPX_BENCH_POSTGRES_URL (bench/common.py); Redis: VPX_CLUSTER_REDIS_URL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import re
+import resource
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+
+import httpx
+from cryptography.fernet import Fernet
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from bench.common import POSTGRES_ADMIN, ROOT, fresh_database
+
+VPX = str(Path(sys.executable).with_name("vpx"))
+DEPLOY = ROOT / "deploy"
+REDIS_URL = os.environ.get("VPX_CLUSTER_REDIS_URL", "redis://127.0.0.1:6379/0")
+# nginx connects to the API processes from this address; they trust it, and nothing else, as a proxy.
+PROXY_SOURCE = "127.0.0.2"
+STARTUP_LIMIT_S = 60.0
+# Connections per process: a pool of this size, as many again under load, and one LISTEN. 3 API
+# processes and 2 workers stay within PostgreSQL's default 100 with room for other clients
+# (3 × 17 + 2 × 9 = 69).
+API_POOL_SIZE, WORKER_POOL_SIZE = 8, 4
+# What tests/cluster runs the cluster with (and `test-env` starts): private webhook targets, short
+# leases so that a killed worker's claims come back within seconds, a per-key budget the tests can spend.
+TEST_SETTINGS = {
+    "rate_limit": "240/hour",  # an hour: no window ends while a test spends it
+    "webhook_allow_private": "1",
+    "webhook_retry_schedule": "0.2,0.2,0.2",
+    "webhook_retry_jitter": "0",
+    "worker_lease_seconds": "2",
+    "worker_poll_seconds": "0.1",
+    "worker_batch_size": "10",
+    "stream_keepalive_seconds": "1",
+}
+TEST_WORKER_IN_FLIGHT = 20
+
+
+class ClusterUnavailable(RuntimeError):
+    """What the cluster needs is missing (PostgreSQL, Redis or nginx); the message says which."""
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _nginx_path() -> str | None:
+    return shutil.which("nginx") or ("/usr/sbin/nginx" if os.access("/usr/sbin/nginx", os.X_OK) else None)
+
+
+def ensure_nginx() -> str:
+    """nginx's path; Debian's nginx-light (else nginx) installed first when missing and we are root."""
+    found = _nginx_path()
+    if found:
+        return found
+    if os.geteuid() != 0 or shutil.which("apt-get") is None:
+        raise ClusterUnavailable("nginx is not installed (as root: apt-get install nginx-light)")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for step in ("install", "update", "install"):  # the package lists may be missing or stale
+        for package in ("nginx-light", "nginx") if step == "install" else ("",):
+            command = ["apt-get", "-qq", step] + (["-y", "--no-install-recommends", package] if package else [])
+            subprocess.run(command, env=env, capture_output=True, timeout=600, check=False)
+            found = _nginx_path()
+            if found:
+                return found
+    raise ClusterUnavailable("nginx is not installed, and apt-get could install neither nginx-light nor nginx")
+
+
+def services_missing(redis_url: str = REDIS_URL) -> str | None:
+    """Why PostgreSQL or Redis cannot be used, or None."""
+
+    async def postgres() -> str | None:
+        engine = create_async_engine(POSTGRES_ADMIN, isolation_level="AUTOCOMMIT")
+        try:
+            async with engine.connect() as conn:
+                await conn.execute(text("SELECT 1"))
+            return None
+        except Exception as exc:  # any failure: the cluster cannot run, say why
+            return f"PostgreSQL not reachable at {POSTGRES_ADMIN}: {type(exc).__name__}: {exc}"[:300]
+        finally:
+            await engine.dispose()
+
+    reason = asyncio.run(postgres())
+    if reason:
+        return reason
+    import redis
+
+    try:
+        redis.Redis.from_url(redis_url, socket_timeout=2).ping()
+    except redis.RedisError as exc:
+        return f"Redis not reachable at {redis_url}: {exc}"
+    return None
+
+
+def fresh_cluster_database() -> str:
+    """A new PostgreSQL database, migrated once here: API processes that start together on an empty
+    database race in their own start-up migrations."""
+    return fresh_database("postgresql", f"vpx_cluster_{uuid.uuid4().hex[:10]}")
+
+
+def drop_database(url: str) -> None:
+    async def drop() -> None:
+        engine = create_async_engine(POSTGRES_ADMIN, isolation_level="AUTOCOMMIT")
+        async with engine.connect() as conn:
+            await conn.execute(text(f'DROP DATABASE IF EXISTS "{url.rsplit("/", 1)[1]}" WITH (FORCE)'))
+        await engine.dispose()
+
+    asyncio.run(drop())
+
+
+def nginx_conf(template: str, *, port: int, upstreams: list[int], workdir: Path, upstream_header: bool) -> str:
+    """deploy/nginx.conf for this machine: listening on 127.0.0.1:port, the given API ports as the
+    upstream, its files in ``workdir``, no Docker DNS; every directive that shapes requests as shipped."""
+    servers = "\n        ".join(f"server 127.0.0.1:{p};" for p in upstreams)
+    local = [f"proxy_bind {PROXY_SOURCE};"]
+    if upstream_header:  # which API process answered, for the tests
+        local.append("add_header X-Vpx-Upstream $upstream_addr always;")
+    temp = "".join(f"    {kind}_temp_path {workdir}/{kind};\n" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))  # fmt: skip
+    replacements = [
+        (r"(?m)^user .*;\n", ""),
+        (r"(?m)^worker_processes .*;", "worker_processes 1;"),
+        (r"(?m)^pid .*;", f"pid {workdir}/nginx.pid;"),
+        (r"(?m)^error_log .*;", f"error_log {workdir}/nginx-error.log warn;"),
+        (r"(?m)^([ \t]*)access_log .*;", r"\1access_log off;"),
+        (r"(?m)^[ \t]*resolver .*;\n", ""),
+        (r"server api:8000[^;]*;", servers),
+        (r"(?m)^([ \t]*)listen 8080;", rf"\1listen 127.0.0.1:{port} backlog=4096;"),
+        (r"(?m)^([ \t]*)# -- per-server settings --", "".join(rf"\1{line}\n" for line in local).rstrip("\n")),
+        (r"(?m)^http \{\n", "http {\n" + temp),
+    ]
+    conf = template
+    for pattern, replacement in replacements:
+        conf, count = re.subn(pattern, replacement, conf)
+        if count != 1:
+            raise ValueError(f"deploy/nginx.conf: {count} lines match {pattern!r}, expected one")
+    return conf
+
+
+class Cluster:
+    """nginx, ``api`` API processes and ``workers`` worker processes on one database. A context
+    manager: everything is stopped at the end (and the database dropped when ``drop`` is set)."""
+
+    def __init__(
+        self,
+        database_url: str,
+        *,
+        api: int = 3,
+        workers: int = 2,
+        settings: Mapping[str, str] | None = None,
+        worker_in_flight: int = 200,
+        port: int | None = None,
+        redis_url: str = REDIS_URL,
+        upstream_header: bool = False,
+        drop: bool = False,
+    ) -> None:
+        self.database_url = database_url
+        self.admin_token = secrets.token_urlsafe(24)
+        self.workdir = Path(tempfile.mkdtemp(prefix="vpx-cluster-"))
+        self.workdir.chmod(0o755)  # nginx's workers (nobody, when root starts it) write its temp dirs
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.api_ports = [free_port() for _ in range(api)]
+        self.api_urls = [f"http://127.0.0.1:{p}" for p in self.api_ports]
+        self.worker_count = workers
+        self.worker_in_flight = worker_in_flight
+        self.upstream_header = upstream_header
+        self.drop = drop
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("VPX_", "PROMETHEUS_"))}
+        self.env.update(
+            VPX_DATABASE_URL=database_url,
+            VPX_REDIS_URL=redis_url,
+            VPX_SECRET_KEYS=Fernet.generate_key().decode(),  # the same keys in every process
+            VPX_ADMIN_TOKEN=self.admin_token,
+            VPX_TRUSTED_PROXIES=f"{PROXY_SOURCE}/32",
+            VPX_DATA_DIR=str(self.workdir / "data"),
+            VPX_WORKER_IN_PROCESS="false",
+            VPX_LOG_LEVEL="WARNING",
+            VPX_POOL_SIZE=str(API_POOL_SIZE),
+        )
+        self.env.update({f"VPX_{name.upper()}": value for name, value in (settings or {}).items()})
+        self.api: list[subprocess.Popen[bytes]] = []
+        self.workers: list[subprocess.Popen[bytes] | None] = [None] * workers
+        self.worker_ids = [""] * workers
+        self.nginx: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> Cluster:
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.stop()
+
+    def _spawn(self, name: str, args: list[str], env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+        with (self.workdir / f"{name}.log").open("ab") as log:
+            command = [VPX, *args, "--json"]
+            return subprocess.Popen(command, env=dict(env), stdout=log, stderr=log, start_new_session=True)
+
+    def log(self, name: str) -> str:
+        """The end of a process's output (``api-0``, ``worker-1``, ``nginx-error``…)."""
+        path = self.workdir / f"{name}.log"
+        return path.read_text(errors="replace")[-3000:] if path.exists() else ""
+
+    def start(self) -> None:
+        nginx = ensure_nginx()
+        for n, port in enumerate(self.api_ports):
+            self.api.append(self._spawn(f"api-{n}", ["serve", "--no-worker", "--port", str(port)], self.env))
+        for n in range(self.worker_count):
+            self.start_worker(n)
+        for n, url in enumerate(self.api_urls):
+            self._wait(f"{url}/healthz", self.api[n], f"api-{n}")
+        conf = self.workdir / "nginx.conf"
+        conf.write_text(
+            nginx_conf(
+                (DEPLOY / "nginx.conf").read_text(), port=self.port, upstreams=self.api_ports,
+                workdir=self.workdir, upstream_header=self.upstream_header,
+            )
+        )  # fmt: skip
+        with (self.workdir / "nginx.log").open("ab") as log:
+            command = [nginx, "-p", str(self.workdir), "-c", str(conf), "-g", "daemon off;"]
+            self.nginx = subprocess.Popen(command, stdout=log, stderr=log, start_new_session=True)
+        self._wait(f"{self.url}/healthz", self.nginx, "nginx-error")
+        deadline = time.monotonic() + STARTUP_LIMIT_S
+        while self.live_workers() < self.worker_count:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the workers did not beat within {STARTUP_LIMIT_S} s: {self.log('worker-0')}")
+            time.sleep(0.2)
+
+    def _wait(self, url: str, process: subprocess.Popen[bytes], name: str) -> None:
+        deadline = time.monotonic() + STARTUP_LIMIT_S
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"{name} exited with {process.returncode}: {self.log(name)}")
+            try:
+                if httpx.get(url, timeout=2).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{url} did not answer within {STARTUP_LIMIT_S} s: {self.log(name)}")
+            time.sleep(0.1)
+
+    def live_workers(self) -> int:
+        """Workers that beat in the last 30 s, as /readyz counts them."""
+        try:
+            body = httpx.get(f"{self.api_urls[0]}/readyz", timeout=5).json()
+        except (httpx.HTTPError, ValueError):
+            return 0
+        return int(body.get("live_workers", 0))
+
+    def start_worker(self, n: int) -> str:
+        """(Re)starts worker ``n`` under a new id; returns the id (as in leases and heartbeats)."""
+        worker_id = f"cluster-worker-{n}-{uuid.uuid4().hex[:6]}"
+        env = {**self.env, "VPX_POOL_SIZE": str(WORKER_POOL_SIZE)}
+        args = ["worker", "--id", worker_id, "--in-flight", str(self.worker_in_flight)]
+        self.workers[n] = self._spawn(f"worker-{n}", args, env)
+        self.worker_ids[n] = worker_id
+        return worker_id
+
+    def kill_worker(self, n: int) -> None:
+        """SIGKILL: no shutdown; the worker's leases stay until they expire."""
+        process = self.workers[n]
+        assert process is not None, f"worker {n} is not running"
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=10)
+        self.workers[n] = None
+
+    def stop(self) -> None:
+        """nginx first (no new requests), then the API processes, then the workers (each finishes the
+        round in hand); SIGKILL for any still running 20 s after SIGTERM."""
+        if self.nginx is not None and self.nginx.poll() is None:
+            self.nginx.send_signal(signal.SIGQUIT)  # nginx's graceful stop
+            _wait_or_kill(self.nginx)
+        self.nginx = None
+        running = [p for p in [*self.api, *self.workers] if p is not None and p.poll() is None]
+        for process in running:
+            process.terminate()
+        for process in running:
+            _wait_or_kill(process)
+        self.api, self.workers = [], [None] * self.worker_count
+        if self.drop:
+            self.drop = False
+            drop_database(self.database_url)
+            shutil.rmtree(self.workdir, ignore_errors=True)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "proxy": self.url,
+            "api": self.api_urls,
+            "workers": self.worker_ids,
+            "database_url": self.database_url,
+            "admin_token": self.admin_token,
+            "logs": str(self.workdir),
+            "settings": {k: v for k, v in sorted(self.env.items()) if k.startswith("VPX_") and "SECRET" not in k},
+        }
+
+
+def _wait_or_kill(process: subprocess.Popen[bytes]) -> None:
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def start_test_cluster() -> Cluster:
+    """A started cluster as tests/cluster runs it: a fresh database (dropped at stop), the tests'
+    settings, and nginx naming the API process that answered in ``X-Vpx-Upstream``."""
+    cluster = Cluster(
+        fresh_cluster_database(),
+        settings=TEST_SETTINGS,
+        worker_in_flight=TEST_WORKER_IN_FLIGHT,
+        upstream_header=True,
+        drop=True,
+    )
+    return cluster.__enter__()
+
+
+# --- deploy/ as far as this machine can check it (no Docker engine here) ---------------------------
+
+
+def deploy_problems() -> tuple[list[str], list[str]]:
+    """(problems, what was checked) for deploy/: the compose file's shape, the Dockerfile's required
+    parts, and `nginx -t` on deploy/nginx.conf as bench/cluster.py runs it."""
+    import yaml
+
+    problems, checked = [], []
+    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
+    services = compose.get("services", {})
+    checked.append("compose.yaml parses as YAML")
+    for name in ("postgres", "redis", "migrate", "api", "worker", "proxy"):
+        if name not in services:
+            problems.append(f"compose.yaml: no service {name!r}")
+    if "--no-worker" not in services.get("api", {}).get("command", []):
+        problems.append("compose.yaml: the api service must run `vpx serve --no-worker`")
+    for name, service in services.items():
+        if name not in ("migrate", "api") and "healthcheck" not in service:  # api: the image's HEALTHCHECK
+            problems.append(f"compose.yaml: service {name!r} has no healthcheck")
+    raw = (DEPLOY / "compose.yaml").read_text()
+    for variable in ("VPX_SECRET_KEYS", "VPX_ADMIN_TOKEN"):
+        if not re.search(rf"\${{{variable}:\?", raw):
+            problems.append(f"compose.yaml: {variable} must come from the environment, required (${{{variable}:?…}})")
+    checked.append("compose.yaml: services, --no-worker, health checks, required secrets")
+    dockerfile = (DEPLOY / "Dockerfile").read_text()
+    for pattern, what in [
+        (r"(?mi)^FROM .+ AS builder$", "a builder stage"),
+        (r"(?mi)^USER (?!root)\S+", "a non-root USER"),
+        (r"(?mi)^HEALTHCHECK (?:.*\\\n)*.*/readyz", "a HEALTHCHECK on /readyz"),
+        (r'(?mi)^ENTRYPOINT \["vpx"\]', 'ENTRYPOINT ["vpx"]'),
+        (r"(?mi)^CMD .*serve.*0\.0\.0\.0", "CMD serve --host 0.0.0.0"),
+    ]:
+        if not re.search(pattern, dockerfile):
+            problems.append(f"Dockerfile: no {what}")
+    checked.append("Dockerfile: builder stage, non-root user, HEALTHCHECK, entrypoint")
+    nginx = _nginx_path()
+    if nginx is None:
+        problems.append("nginx not installed: deploy/nginx.conf not checked")
+        return problems, checked
+    with tempfile.TemporaryDirectory() as workdir:
+        conf = Path(workdir) / "nginx.conf"
+        template = (DEPLOY / "nginx.conf").read_text()
+        conf.write_text(nginx_conf(template, port=free_port(), upstreams=[free_port()], workdir=Path(workdir), upstream_header=False))  # fmt: skip
+        done = subprocess.run([nginx, "-t", "-p", workdir, "-c", str(conf)], capture_output=True, text=True)
+        if done.returncode != 0:
+            problems.append(f"nginx -t: {done.stderr.strip()}")
+        version = subprocess.run([nginx, "-v"], capture_output=True, text=True).stderr.strip()
+    checked.append(f"nginx -t on deploy/nginx.conf as run locally ({version}; `resolve` and Docker's DNS left out)")
+    return problems, checked
+
+
+def check_deploy() -> int:
+    problems, checked = deploy_problems()
+    for line in checked:
+        print(f"checked: {line}")
+    for line in problems:
+        print(f"PROBLEM: {line}")
+    print("not checked here: docker build, docker compose up (no Docker engine on this machine)")
+    return 1 if problems else 0
+
+
+# --- the load: 1 API process vs 3, through the same nginx ------------------------------------------
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+SCENARIOS = {  # name: (wrk script in bench/wrk, what it measures)
+    "ceiling": ("ceiling.lua", "GET /healthz through nginx"),
+    "search": ("search.lua", "bench/http_load.py's 40 searches × 11 state choices, warm"),
+    "reveal": ("reveal.lua", "reveals of random contacts over the bench accounts"),
+}
+
+
+def _cpu_ticks(pid: int) -> int:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
+    return int(fields[11]) + int(fields[12])  # utime, stime
+
+
+def _pids(comm: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if (entry / "comm").read_text().strip() == comm:
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def cpu_snapshot(cluster: Cluster) -> dict[str, float]:
+    """CPU seconds so far: the API processes, the workers, nginx, every PostgreSQL process, the
+    finished children (wrk), and the whole machine's busy and total time."""
+    seconds = {
+        "api": sum(_cpu_ticks(p.pid) for p in cluster.api) / CLOCK_TICKS,
+        "workers": sum(_cpu_ticks(p.pid) for p in cluster.workers if p is not None) / CLOCK_TICKS,
+        "nginx": sum(_cpu_ticks(p) for p in _pids("nginx")) / CLOCK_TICKS,
+        "postgres": sum(_cpu_ticks(p) for p in _pids("postgres")) / CLOCK_TICKS,
+        "wrk": resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
+        + resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime,
+    }
+    cpu = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    seconds["machine_busy"] = (sum(cpu) - cpu[3] - cpu[4]) / CLOCK_TICKS
+    return seconds
+
+
+def measure(cluster: Cluster, port: int, scenario: str, args: argparse.Namespace, env: dict[str, str]) -> dict[str, float]:
+    from bench.http_load import run_wrk
+
+    before, started = cpu_snapshot(cluster), time.monotonic()
+    figures = run_wrk(port, SCENARIOS[scenario][0], args.duration, args.connections, env)
+    elapsed = time.monotonic() - started
+    after = cpu_snapshot(cluster)
+    figures.update({f"cores_{k}": (after[k] - before[k]) / elapsed for k in after})
+    return figures
+
+
+def bench_catalogue(count: int) -> str:
+    """bench/catalogue_build.py's PostgreSQL catalogue, built first when it does not exist yet."""
+    from bench.catalogue_build import NAME, build
+    from bench.common import postgres_url
+
+    async def exists() -> bool:
+        engine = create_async_engine(POSTGRES_ADMIN, isolation_level="AUTOCOMMIT")
+        async with engine.connect() as conn:
+            found = await conn.scalar(text("SELECT 1 FROM pg_database WHERE datname = :n"), {"n": NAME})
+        await engine.dispose()
+        return bool(found)
+
+    if not asyncio.run(exists()):
+        print(f"building the {count:,}-contact catalogue {NAME} first (bench/catalogue_build.py)", flush=True)
+        asyncio.run(build(fresh_database("postgresql", NAME), count, 42))
+    return postgres_url(NAME)
+
+
+def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--duration", type=int, default=15, help="seconds per scenario")
+    parser.add_argument("--warmup", type=int, default=10, help="seconds of searches before the search run")
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--processes", default="1,3", help="API process counts to compare")
+    parser.add_argument("--accounts", type=int, default=16, help="accounts the reveals are spread over")
+    parser.add_argument("--catalogue", type=int, default=1_000_000, help="contacts, when the catalogue is built")
+
+
+def run_bench(args: argparse.Namespace) -> None:
+    from bench.http_load import ledger_is_exact, prepare, vacuum
+
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed: apt-get install wrk")
+    url = bench_catalogue(args.catalogue)
+    account_ids, keys, max_id = asyncio.run(prepare(url, args.accounts))
+    asyncio.run(vacuum(url))
+    env = {"VPX_BENCH_KEY": keys[0], "VPX_BENCH_KEYS": ",".join(keys), "VPX_BENCH_MAX_ID": str(max_id)}
+    settings = {"rate_limit": "100000000/minute", "pool_size": "16"}
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    rows: list[tuple[int, str, dict[str, float]]] = []
+    for api in [int(n) for n in args.processes.split(",")]:
+        with Cluster(url, api=api, workers=2, settings=settings) as cluster:
+            for scenario in SCENARIOS:
+                if scenario == "search" and args.warmup:
+                    from bench.http_load import run_wrk
+
+                    run_wrk(cluster.port, "search.lua", args.warmup, args.connections, env)
+                rows.append((api, scenario, measure(cluster, cluster.port, scenario, args, env)))
+            if api == 1:  # what the proxy costs: the same process without nginx
+                rows.append((api, "ceiling-direct", measure(cluster, cluster.api_ports[0], "ceiling", args, env)))
+    exact, reveals = asyncio.run(ledger_is_exact(url, account_ids))
+    print(
+        f"cluster load: wrk {args.connections} connections, {args.duration} s a scenario, through nginx "
+        f"(1 worker process), 2 `vpx worker` processes idle; {os.cpu_count()} cores; load average before {load}"
+    )
+    for name, (_, what) in SCENARIOS.items():
+        print(f"  {name:<15}{what}")
+    print("  ceiling-direct GET /healthz on the API process itself, no proxy")
+    header = f"{'API procs':<10}{'scenario':<16}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'non-2xx':>8}"
+    print(header + "   cores used: api  pg  nginx  wrk  workers | machine")
+    for api, name, f in rows:
+        print(
+            f"{api:<10}{name:<16}{f['rps']:>8.0f}{f['p50']:>8.1f}{f['p99']:>8.1f}{f['non_2xx']:>8.0f}"
+            f"{'':>15}{f['cores_api']:.2f} {f['cores_postgres']:.2f} {f['cores_nginx']:.2f} {f['cores_wrk']:.2f}"
+            f" {f['cores_workers']:.2f} | {f['cores_machine_busy']:.2f}"
+        )
+    by = {(api, name): f["rps"] for api, name, f in rows}
+    counts = sorted({api for api, _, _ in rows})
+    if len(counts) > 1:
+        low, high = counts[0], counts[-1]
+        factors = ", ".join(f"{n} ×{by[(high, n)] / by[(low, n)]:.2f}" for n in SCENARIOS if (low, n) in by)
+        print(f"scaling {low} → {high} API processes: {factors}")
+    print(f"ledger exact={exact} reveals={reveals}")
+
+
+def _run_until_stopped(cluster: Cluster) -> None:
+    print(json.dumps(cluster.describe(), indent=2), flush=True)
+    stopping = False
+
+    def on_signal(signum: int, frame: object) -> None:
+        nonlocal stopping
+        stopping = True
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    while not stopping:
+        time.sleep(0.2)
+    cluster.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m bench.cluster")
+    commands = parser.add_subparsers(dest="command", required=True)
+    up = commands.add_parser("up", help="start the cluster on a fresh database, until Ctrl-C")
+    up.add_argument("--api", type=int, default=3)
+    up.add_argument("--workers", type=int, default=2)
+    up.add_argument("--port", type=int, default=None)
+    up.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="a setting: rate_limit=60/minute")
+    up.add_argument("--keep", action="store_true", help="keep the database after stopping")
+    commands.add_parser("test-env", help="start the cluster as tests/cluster runs it, until Ctrl-C")
+    add_bench_arguments(commands.add_parser("bench", help="search and reveal load: 1 API process vs 3"))
+    commands.add_parser("check-deploy", help="check deploy/ as far as this machine can")
+    args = parser.parse_args()
+    if args.command == "check-deploy":
+        sys.exit(check_deploy())
+    missing = services_missing()
+    if missing:
+        sys.exit(missing)
+    try:
+        ensure_nginx()
+    except ClusterUnavailable as exc:
+        sys.exit(str(exc))
+    if args.command == "bench":
+        run_bench(args)
+    elif args.command == "test-env":
+        _run_until_stopped(start_test_cluster())
+    else:
+        settings = dict(item.split("=", 1) for item in args.set)
+        cluster = Cluster(
+            fresh_cluster_database(), api=args.api, workers=args.workers, port=args.port, settings=settings,
+            drop=not args.keep,
+        )  # fmt: skip
+        _run_until_stopped(cluster.__enter__())
+
+
+if __name__ == "__main__":
+    main()
