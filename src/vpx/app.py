@@ -33,6 +33,7 @@ from vpx.enrichment.router import router as enrichment_router
 from vpx.errors import FieldError, Problem, install_error_handlers
 from vpx.exports.router import router as export_router
 from vpx.logs import configure_logging
+from vpx.mail.outbox import Outbox
 from vpx.mailboxes.router import router as mailbox_router
 from vpx.meta import router as meta_router
 from vpx.middleware import RequestContextMiddleware
@@ -106,6 +107,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         await app.state.signal_broker.stop()
         if worker is not None:
             await worker.stop(grace_seconds=settings.webhook_timeout_seconds + 2)
+        await app.state.mail.close(grace_seconds=settings.smtp_timeout_seconds * 3)
         await close_waterfall(app.state.enrichment)
         await app.state.rate_limits.close()
         await database.dispose()
@@ -122,6 +124,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.state.settings = settings
     app.state.database = database
     app.state.clock = clock or Clock()
+    app.state.mail = Outbox(settings, clock=app.state.clock)  # dashboard emails (password reset)
     app.state.rate_limits = RateLimits(settings)
     # Customer secrets: keys that cannot be used stop the service here, saying why (vpx.secrets).
     app.state.secrets = load_box(settings)

@@ -205,7 +205,8 @@ class Settings(BaseSettings):
     @classmethod
     def _check_smtp_url(cls, value: SecretStr | None) -> SecretStr | None:
         if value is not None and value.get_secret_value().strip():
-            # Imported here: a light module, but the mail package is not needed to read settings.
+            # Imported here: vpx.mail imports this module. A bad URL raises SmtpUrlError, not a
+            # validation error, which would print the URL with its password.
             from vpx.mail.server import parse_smtp_url
 
             parse_smtp_url(value.get_secret_value())

@@ -39,7 +39,11 @@ SIGNED_IN_FORMS = {
 ANONYMOUS_FORMS = {
     "/dashboard/signup": {"email": "forged@example.com", "password": PASSWORD},
     "/dashboard/login": {"email": "forged@example.com", "password": PASSWORD},
+    "/dashboard/forgot": {"email": "forged@example.com"},
+    "/dashboard/reset": {"token": "t" * 43, "password": PASSWORD},
 }
+# The page a form is on, where it is not the form's own address (the new-password form needs a link's token).
+FORM_PAGES = {"/dashboard/reset": "/dashboard/forgot"}
 
 
 def post_routes(routes: Iterable[Any], prefix: str = "") -> Iterator[str]:
@@ -163,10 +167,10 @@ async def test_sign_in_and_sign_up_refuse_a_forged_post(
     if token == "no-cookie":
         data["csrf_token"] = "a" * 43
     elif token == "mismatch":
-        await web.get(path)  # the browser now holds a cookie token
+        await web.get(FORM_PAGES.get(path, path))  # the browser now holds a cookie token
         data["csrf_token"] = "b" * 43
     elif token == "cross-site":
-        data["csrf_token"] = await web.token(path)
+        data["csrf_token"] = await web.token(FORM_PAGES.get(path, path))
         headers["Sec-Fetch-Site"] = "cross-site"
     response = await web.http.post(path, data=data, headers=headers)
     assert response.status_code == 403, response.text

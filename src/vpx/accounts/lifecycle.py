@@ -35,6 +35,7 @@ from vpx.models import (
     DashboardSession,
     EnrichmentKey,
     Mailbox,
+    PasswordReset,
     VisitorSite,
     WebhookDelivery,
     WebhookEndpoint,
@@ -198,6 +199,7 @@ async def delete_account(session: AsyncSession, *, account_id: str, actor: str, 
     )
     await session.execute(delete(DashboardSession).where(DashboardSession.account_id == account_id))
     await session.execute(delete(AccountLogin).where(AccountLogin.account_id == account_id))
+    await session.execute(delete(PasswordReset).where(PasswordReset.account_id == account_id))
     # Webhooks with their secrets; deliveries still waiting are cancelled (sent ones stay as history).
     await session.execute(
         update(WebhookDelivery)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated
 
 from fastapi import Query, Request, Response
@@ -14,7 +13,7 @@ from vpx.auth import service as key_service
 from vpx.clock import next_month_start
 from vpx.credits import service as credit_service
 from vpx.dashboard import logins, sessions
-from vpx.dashboard.pages import Page, dashboard_router, field_errors, form_values
+from vpx.dashboard.pages import Page, anonymous_page, dashboard_router, field_errors, form_values
 from vpx.dashboard.sessions import AnonymousForm, UserForm
 from vpx.dashboard.throttle import client_address, spend_attempt
 from vpx.dashboard.web import render, safe_next
@@ -26,16 +25,9 @@ from vpx.errors import Conflict
 router = dashboard_router()
 
 
-def _anonymous_page(request: Request, template: str, context: Mapping[str, object], status: int = 200) -> Response:
-    token = sessions.anonymous_csrf_token(request)
-    response = render(request, template, {**context, "csrf_token": token}, status=status)
-    sessions.remember_anonymous_token(request, response)
-    return response
-
-
 @router.get("/signup")
 async def signup_page(request: Request) -> Response:
-    return _anonymous_page(request, "signup.html", {"title": "Create a free account", "values": {}, "errors": {}})
+    return anonymous_page(request, "signup.html", {"title": "Create a free account", "values": {}, "errors": {}})
 
 
 @router.post("/signup")
@@ -49,14 +41,14 @@ async def signup(
         data = logins.SignUpForm(**form_values(form, "email", "password", "name"))
     except ValidationError as exc:
         context = {"title": "Create a free account", "values": values, "errors": field_errors(exc)}
-        return _anonymous_page(request, "signup.html", context, status=422)
+        return anonymous_page(request, "signup.html", context, status=422)
     password_hash = await logins.hash_password(data.password)
     try:
         account = await logins.sign_up(session, form=data, password_hash=password_hash, now=now, settings=settings)
     except Conflict:
         errors = {"email": "An account with this email already exists; sign in instead."}
         context = {"title": "Create a free account", "values": values, "errors": errors}
-        return _anonymous_page(request, "signup.html", context, status=409)
+        return anonymous_page(request, "signup.html", context, status=409)
     token = await sessions.start_session(session, account_id=account.id, now=now, settings=settings)
     response = RedirectResponse("/dashboard?welcome=1", status_code=303)
     sessions.set_session_cookie(response, token, settings)
@@ -64,9 +56,14 @@ async def signup(
 
 
 @router.get("/login")
-async def login_page(request: Request, next: Annotated[str | None, Query(max_length=500)] = None) -> Response:
-    context = {"title": "Sign in", "values": {}, "errors": {}, "next": safe_next(next)}
-    return _anonymous_page(request, "signin.html", context)
+async def login_page(
+    request: Request,
+    next: Annotated[str | None, Query(max_length=500)] = None,
+    reset: Annotated[int, Query(ge=0, le=1)] = 0,
+) -> Response:
+    """``reset=1``: back from a password reset (vpx.dashboard.reset), which says so above the form."""
+    context = {"title": "Sign in", "values": {}, "errors": {}, "next": safe_next(next), "password_reset": bool(reset)}
+    return anonymous_page(request, "signin.html", context)
 
 
 @router.post("/login")
@@ -85,18 +82,18 @@ async def login(
     try:
         data = logins.SignInForm(**form_values(form, "email", "password"))
     except ValidationError as exc:
-        return _anonymous_page(request, "signin.html", {**context, "errors": field_errors(exc)}, status=422)
+        return anonymous_page(request, "signin.html", {**context, "errors": field_errors(exc)}, status=422)
     address = client_address(request)
     await spend_attempt(request, settings.login_rate_limit, f"login-ip:{address}", f"login-email:{data.email}")
     # The password is checked in a read transaction: argon2 takes a moment, and no write lock is held.
     checked = await logins.check_password(reader, email=data.email, password=data.password)
     if checked.account_id is None:
         errors = {"form": "The email or the password is not right."}
-        return _anonymous_page(request, "signin.html", {**context, "errors": errors}, status=401)
+        return anonymous_page(request, "signin.html", {**context, "errors": errors}, status=401)
     if checked.status != "active":
         # The operator suspended the account: the same words as the API's account_suspended problem.
         errors = {"form": SUSPENDED}
-        return _anonymous_page(request, "signin.html", {**context, "errors": errors}, status=403)
+        return anonymous_page(request, "signin.html", {**context, "errors": errors}, status=403)
     new_hash = await logins.hash_password(data.password) if checked.rehash else None
     await logins.record_sign_in(session, account_id=checked.account_id, now=now, new_hash=new_hash)
     token = await sessions.start_session(session, account_id=checked.account_id, now=now, settings=settings)

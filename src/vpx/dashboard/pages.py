@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from pydantic import ValidationError
 
 from vpx.credits import service as credit_service
+from vpx.dashboard import sessions
 from vpx.dashboard.sessions import SignedIn, require_user
-from vpx.dashboard.web import DashboardRoute
+from vpx.dashboard.web import DashboardRoute, render
 from vpx.errors import error_message
 
 
@@ -43,3 +45,12 @@ def field_errors(exc: ValidationError) -> dict[str, str]:
 
 def form_values(form: Any, *names: str) -> dict[str, str]:
     return {name: str(form.get(name) or "") for name in names}
+
+
+def anonymous_page(request: Request, template: str, context: Mapping[str, object], status: int = 200) -> Response:
+    """A page with a form for a signed-out browser: its double-submit CSRF token, and the cookie
+    that goes with it when the browser has none yet."""
+    token = sessions.anonymous_csrf_token(request)
+    response = render(request, template, {**context, "csrf_token": token}, status=status)
+    sessions.remember_anonymous_token(request, response)
+    return response

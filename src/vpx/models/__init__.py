@@ -5,7 +5,7 @@ from vpx.models.autobuy import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey
 from vpx.models.batches import BatchReveal, BatchRevealItem
 from vpx.models.contacts import Contact, ContactSource, Reveal
 from vpx.models.credits import LedgerEntry
-from vpx.models.dashboard import AccountLogin, DashboardSession
+from vpx.models.dashboard import AccountLogin, DashboardSession, PasswordReset
 from vpx.models.enrichment import (
     EnrichmentBatch,
     EnrichmentBatchItem,
@@ -70,6 +70,7 @@ __all__ = [
     "IpRangeSource",
     "LedgerEntry",
     "Mailbox",
+    "PasswordReset",
     "PossibleDuplicate",
     "RegistryRecord",
     "Reveal",
