@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PORT ?= 8000
 
-.PHONY: setup browser serve test lint typecheck pytest openapi bench clean
+.PHONY: setup browser serve test lint typecheck pytest openapi bench clean client-setup client-test
 
 setup: $(VENV)/.installed
 
@@ -24,20 +24,24 @@ browser:
 			>/dev/null 2>&1 || echo "chromium could not be installed: the browser tests will be skipped"; \
 	fi
 
-# Set up, load the demo catalogue on the embedded SQLite database, print keys, and serve.
+# Set up, load the demo catalogue and a month of its signals on the embedded SQLite database, print keys,
+# and serve; VPX_DEMO_FEED=1 has the server add a few demo signals a minute (stream, webhooks, auto-buy).
 serve: setup
 	$(BIN)/vpx demo
-	$(BIN)/vpx serve --port $(PORT)
+	VPX_DEMO_FEED=1 $(BIN)/vpx serve --port $(PORT)
 
-# Set up and run every check: lint, types, and the tests on SQLite and PostgreSQL.
-test: setup lint typecheck pytest
+# Set up and run every check: lint, types, the tests on SQLite and PostgreSQL, and the Python client's.
+test: setup lint typecheck pytest client-test
 
 lint: setup
 	$(BIN)/ruff check src tests bench
 	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check clients
+	$(BIN)/ruff format --check clients
 
-typecheck: setup
+typecheck: setup client-setup
 	$(BIN)/mypy
+	cd clients/python && $(CURDIR)/$(BIN)/mypy
 
 # Three test processes, a file's tests in one of them (module fixtures stay one per file): the suite
 # waits on subprocesses, sockets and databases more than on the CPU. PYTEST_ARGS overrides (`-n 0`: one
@@ -46,8 +50,21 @@ PYTEST_ARGS ?= -n 3 --dist loadfile
 pytest: setup browser
 	$(BIN)/pytest $(PYTEST_ARGS)
 
-openapi: setup
+# The OpenAPI document, and the Python client's models generated from it.
+openapi: setup client-setup
 	$(BIN)/vpx openapi --output openapi.json
+	$(BIN)/python clients/python/scripts/generate_models.py
+
+# The Python client (clients/python), its own distribution: installed editable with its dev extras
+# (the pinned model generator); its tests run against this service, in process and as `vpx serve`.
+client-setup: $(VENV)/.client-installed
+
+$(VENV)/.client-installed: clients/python/pyproject.toml $(VENV)/.installed
+	$(BIN)/python -m pip install --quiet -e "./clients/python[dev]"
+	touch $@
+
+client-test: setup client-setup
+	$(BIN)/pytest clients/python/tests
 
 clean:
 	rm -rf $(VENV) var .pytest_cache .mypy_cache .ruff_cache

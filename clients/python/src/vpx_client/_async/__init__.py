@@ -1,0 +1,1 @@
+"""The async client: the source the sync client (`_blocking`) is generated from."""

@@ -1,0 +1,69 @@
+"""`client.exports`: the CSV exports (D30), streamed to a file in constant memory."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import httpx
+
+from vpx_client import _policy
+from vpx_client._async._transport import AsyncTransport
+from vpx_client._files import Destination, ExportResult, Sink
+from vpx_client.errors import ConnectionFailed
+
+
+class AsyncExports:
+    def __init__(self, transport: AsyncTransport) -> None:
+        self._t = transport
+
+    async def contacts(
+        self,
+        destination: Destination,
+        *,
+        q: str | None = None,
+        state: str | None = None,
+        city: str | None = None,
+        industry: str | None = None,
+        specialty: str | None = None,
+        license_type: str | None = None,
+    ) -> ExportResult:
+        """The account's revealed contacts (search filters apply) as CSV, written to ``destination``."""
+        params = _policy.query(
+            q=q, state=state, city=city, industry=industry, specialty=specialty, license_type=license_type
+        )
+        return await self._download("/exports/contacts.csv", params, destination)
+
+    async def signals(
+        self,
+        destination: Destination,
+        *,
+        category: str | None = None,
+        industry: str | None = None,
+        intent_level: str | None = None,
+        state: str | None = None,
+        source_status: str | None = None,
+        since: datetime | str | None = None,
+    ) -> ExportResult:
+        """The signals a query returns, as CSV, written to ``destination``."""
+        params = _policy.query(
+            category=category, industry=industry, intent_level=intent_level, state=state,
+            source_status=source_status, since=since,
+        )  # fmt: skip
+        return await self._download("/exports/signals.csv", params, destination)
+
+    async def _download(self, path: str, params: dict[str, str], destination: Destination) -> ExportResult:
+        answer = await self._t.send("GET", path, params=params, stream=True, accept="text/csv")
+        sink = Sink(destination)
+        try:
+            async for chunk in answer.response.aiter_bytes():
+                sink.write(chunk)
+        except httpx.TransportError as exc:
+            sink.abandon()
+            raise ConnectionFailed(f"GET {path}: the export was cut off ({exc})", meta=answer.meta) from exc
+        except BaseException:
+            sink.abandon()
+            raise
+        finally:
+            await answer.response.aclose()
+        sink.commit()
+        return ExportResult(path=sink.path, bytes_written=sink.written, meta=answer.meta)

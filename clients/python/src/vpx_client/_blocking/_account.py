@@ -1,0 +1,97 @@
+# Generated from the async client by clients/python/scripts/unasync.py. Do not edit: regenerate.
+"""`client.account`: the account and its balances, the credit ledger, API keys, provider keys."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from vpx_client import _policy
+from vpx_client._blocking._pages import by_cursor
+from vpx_client._blocking._transport import AUTO, Transport
+from vpx_client._meta import ResponseMeta, attach
+from vpx_client._policy import UNSET, Unset
+from vpx_client._policy import segment as seg
+from vpx_client.models import (
+    AccountView,
+    BalanceView,
+    KeyCreated,
+    KeyList,
+    KeyView,
+    LedgerEntryView,
+    LedgerPage,
+    ProviderKeyList,
+    ProviderKeyView,
+)
+
+
+class Account:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def get(self) -> AccountView:
+        """The plan, balances, next free-credit reset and key counts."""
+        return self._t.call("GET", "/account", AccountView)
+
+    def balances(self) -> BalanceView:
+        """The balance: ``total``, ``free`` (spent first) and ``paid``."""
+        account = self.get()
+        balance = account.balance
+        attach(balance, account.meta)
+        return balance
+
+    def ledger(self, *, limit: int | None = None, cursor: str | None = None) -> LedgerPage:
+        """One page of balance changes, newest first, each with the balance after it (D11)."""
+        params = _policy.query(limit=limit, cursor=cursor)
+        return self._t.call("GET", "/account/ledger", LedgerPage, params=params)
+
+    def iterate_ledger(self, *, page_size: int = 100) -> Iterator[LedgerEntryView]:
+        def page(at: str | None) -> LedgerPage:
+            return self.ledger(limit=page_size, cursor=at)
+
+        return by_cursor(page, lambda p: p.next_cursor, lambda p: p.entries)
+
+    # --- API keys (D28), Full Access ---
+
+    def keys(self, *, status: str | None = None) -> KeyList:
+        return self._t.call("GET", "/keys", KeyList, params=_policy.query(status=status))
+
+    def create_key(
+        self,
+        key_type: str,
+        *,
+        name: str | None = None,
+        ip_allowlist: Sequence[str] | None = None,
+        idempotency_key: str | None = None,
+    ) -> KeyCreated:
+        """A new key of ``key_type`` (`ro`, `live` or `full`); its ``secret`` is in this answer only."""
+        body = _policy.body_of(
+            None,
+            {"type": key_type, "name": name, "ip_allowlist": list(ip_allowlist) if ip_allowlist is not None else None},
+        )
+        return self._t.call("POST", "/keys", KeyCreated, body=body, idempotency_key=idempotency_key or AUTO)
+
+    def get_key(self, key_id: str) -> KeyView:
+        return self._t.call("GET", f"/keys/{seg(key_id)}", KeyView)
+
+    def update_key(
+        self, key_id: str, *, name: str | Unset = UNSET, ip_allowlist: Sequence[str] | Unset = UNSET
+    ) -> KeyView:
+        body = _policy.changes(name=name, ip_allowlist=ip_allowlist)
+        return self._t.call("PATCH", f"/keys/{seg(key_id)}", KeyView, body=body)
+
+    def revoke_key(self, key_id: str) -> KeyView:
+        return self._t.call("DELETE", f"/keys/{seg(key_id)}", KeyView)
+
+    # --- Enrichment provider keys (D32), Full Access: stored encrypted, never shown again ---
+
+    def provider_keys(self) -> ProviderKeyList:
+        return self._t.call("GET", "/enrichment/keys", ProviderKeyList)
+
+    def set_provider_key(
+        self, provider: str, api_key: str, *, monthly_limit: int | None = None
+    ) -> ProviderKeyView:
+        body = _policy.body_of(None, {"api_key": api_key, "monthly_limit": monthly_limit})
+        return self._t.call("PUT", f"/enrichment/keys/{seg(provider)}", ProviderKeyView, body=body)
+
+    def delete_provider_key(self, provider: str) -> ResponseMeta:
+        return self._t.call_empty("DELETE", f"/enrichment/keys/{seg(provider)}")

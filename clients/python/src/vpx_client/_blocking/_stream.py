@@ -1,0 +1,139 @@
+# Generated from the async client by clients/python/scripts/unasync.py. Do not edit: regenerate.
+"""The signal stream as an iterator of events that reconnects by itself (D23).
+
+A connection that ends (the server's connection lifetime, a proxy, a network failure, a silence past
+the read timeout) is opened again with `Last-Event-ID`: the service replays what was missed, and an
+event at or below the last id already yielded is dropped, so none is yielded twice. A stream started
+without an id starts after the newest matching signal (one `GET /signals?limit=1` first), so that
+every connection, the first included, names where it resumes.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections import deque
+from collections.abc import Generator, Mapping
+from types import TracebackType
+
+import httpx
+
+from vpx_client._blocking._transport import Transport
+from vpx_client._io import sync_sleep
+from vpx_client._meta import ResponseMeta, attach
+from vpx_client._sse import EventParser, RawEvent, SignalEvent
+from vpx_client.errors import ConnectionFailed, RateLimited, ServerError
+from vpx_client.models import SignalPage, SignalView
+
+log = logging.getLogger("vpx_client")
+
+# The wait before reconnecting when the server named none (`retry:`), in seconds.
+DEFAULT_RECONNECT_DELAY = 1.0
+_RECENT_IDS = 1000
+
+
+class SignalStream:
+    """Iterate it for `SignalEvent`s; ``last_event_id`` is the id to resume from (keep it to resume
+    in another process: ``client.signals.stream(last_event_id=...)``). Close it, or use it as a
+    context manager, to end the connection."""
+
+    def __init__(
+        self,
+        transport: Transport,
+        params: Mapping[str, str],
+        *,
+        last_event_id: str | None,
+        read_timeout: float,
+        max_failures: int,
+    ) -> None:
+        self.last_event_id = last_event_id
+        self.connections = 0
+        self._transport = transport
+        self._params = dict(params)
+        self._timeout = httpx.Timeout(10.0, read=read_timeout)
+        self._max_failures = max_failures
+        self._recent: deque[str] = deque(maxlen=_RECENT_IDS)
+        self._rng = random.Random()
+        self._events = self._run()
+
+    def __iter__(self) -> SignalStream:
+        return self
+
+    def __next__(self) -> SignalEvent:
+        return self._events.__next__()
+
+    def __enter__(self) -> SignalStream:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._events.close()
+
+    def _is_new(self, event_id: str | None) -> bool:
+        if event_id is None:
+            return True
+        last = self.last_event_id
+        if last is not None and event_id.isdigit() and last.isdigit():
+            return int(event_id) > int(last)
+        return event_id not in self._recent
+
+    def _run(self) -> Generator[SignalEvent, None, None]:
+        failures = 0
+        while True:
+            try:
+                if self.last_event_id is None:
+                    self.last_event_id = self._newest_sequence()
+                answer = self._transport.send(
+                    "GET",
+                    "/signals/stream",
+                    params=self._params,
+                    headers={"Last-Event-ID": self.last_event_id},
+                    stream=True,
+                    accept="text/event-stream",
+                    timeouts=self._timeout,
+                )
+            except (ConnectionFailed, ServerError, RateLimited) as exc:
+                failures += 1
+                if failures > self._max_failures:
+                    raise
+                delay = self._transport.retry.backoff_delay(failures, self._rng)
+                log.info("vpx signal stream: %s; reconnecting in %.2f s", exc, delay)
+                sync_sleep(delay)
+                continue
+            failures = 0
+            self.connections += 1
+            parser = EventParser(last_event_id=self.last_event_id)
+            response = answer.response
+            try:
+                for line in response.iter_lines():
+                    raw = parser.feed(line)
+                    if raw is None or raw.event != "signal" or not self._is_new(raw.id):
+                        continue
+                    event = self._event(raw, answer.meta)
+                    if raw.id is not None:
+                        self.last_event_id = raw.id
+                        self._recent.append(raw.id)
+                    yield event
+            except httpx.TransportError as exc:
+                log.info("vpx signal stream: connection lost (%s); resuming after %s", exc, self.last_event_id)
+            finally:
+                response.close()
+            delay = parser.retry_ms / 1000 if parser.retry_ms is not None else DEFAULT_RECONNECT_DELAY
+            sync_sleep(delay)
+
+    def _newest_sequence(self) -> str:
+        """Where a stream that starts "from now" starts: after the newest signal its filters match
+        (0 when none does). Every connection then carries a Last-Event-ID, so a reconnection before
+        the first event misses nothing either."""
+        page = self._transport.call("GET", "/signals", SignalPage, params={**self._params, "limit": "1"})
+        return str(page.signals[0].sequence) if page.signals else "0"
+
+    @staticmethod
+    def _event(raw: RawEvent, meta: ResponseMeta) -> SignalEvent:
+        signal = SignalView.model_validate_json(raw.data)
+        attach(signal, meta)
+        return SignalEvent(id=raw.id, event=raw.event, signal=signal)

@@ -1,0 +1,83 @@
+# Generated from the async client by clients/python/scripts/unasync.py. Do not edit: regenerate.
+"""`client.visitors`: sites, server-side identification, visits and companies (D33)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+
+from vpx_client import _policy
+from vpx_client._blocking._pages import by_cursor
+from vpx_client._blocking._transport import Transport
+from vpx_client._meta import ResponseMeta
+from vpx_client._policy import segment as seg
+from vpx_client.models import CompanyList, Identification, SiteList, SiteView, VisitPage, VisitView
+
+
+class Visitors:
+    def __init__(self, transport: Transport) -> None:
+        self._t = transport
+
+    def create_site(self, domain: str, *, name: str | None = None, topic: str | None = None) -> SiteView:
+        """A site, with its public site key and tracking snippet."""
+        body = _policy.body_of(None, {"domain": domain, "name": name, "topic": topic})
+        return self._t.call("POST", "/visitors/sites", SiteView, body=body)
+
+    def sites(self) -> SiteList:
+        return self._t.call("GET", "/visitors/sites", SiteList)
+
+    def get_site(self, site_id: str) -> SiteView:
+        return self._t.call("GET", f"/visitors/sites/{seg(site_id)}", SiteView)
+
+    def delete_site(self, site_id: str) -> ResponseMeta:
+        return self._t.call_empty("DELETE", f"/visitors/sites/{seg(site_id)}")
+
+    def identify(
+        self,
+        site_id: str,
+        ip: str,
+        url: str,
+        *,
+        user_agent: str | None = None,
+        referrer: str | None = None,
+        occurred_at: datetime | None = None,
+    ) -> Identification:
+        """A page view reported from your server; the answer says whether a business was named."""
+        body = _policy.body_of(
+            None,
+            {"site_id": site_id, "ip": ip, "url": url, "user_agent": user_agent, "referrer": referrer,
+             "occurred_at": occurred_at},
+        )  # fmt: skip
+        return self._t.call("POST", "/visitors/identify", Identification, body=body)
+
+    def visits(
+        self,
+        *,
+        site_id: str | None = None,
+        identified: bool | None = None,
+        since: datetime | str | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+    ) -> VisitPage:
+        params = _policy.query(site_id=site_id, identified=identified, since=since, limit=limit, cursor=cursor)
+        return self._t.call("GET", "/visitors/visits", VisitPage, params=params)
+
+    def iterate_visits(
+        self,
+        *,
+        site_id: str | None = None,
+        identified: bool | None = None,
+        since: datetime | str | None = None,
+        page_size: int = 100,
+    ) -> Iterator[VisitView]:
+        def page(at: str | None) -> VisitPage:
+            return self.visits(site_id=site_id, identified=identified, since=since, limit=page_size, cursor=at)
+
+        return by_cursor(page, lambda p: p.next_cursor, lambda p: p.visits)
+
+    def companies(
+        self, *, site_id: str | None = None, since: datetime | str | None = None, limit: int | None = None
+    ) -> CompanyList:
+        """The businesses identified among the visitors, most active first."""
+        params = _policy.query(site_id=site_id, since=since, limit=limit)
+        return self._t.call("GET", "/visitors/companies", CompanyList, params=params)
