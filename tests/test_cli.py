@@ -81,12 +81,13 @@ def test_errors_are_json_with_a_nonzero_exit(app: FastAPI, database_url: str, ar
     assert result["error"]["code"] in {"not_found", "invalid_parameters"}
 
 
-def test_demo_loads_a_catalogue_and_prints_one_key_of_each_type(tmp_path: Path) -> None:
+def test_demo_loads_a_catalogue_and_its_signals_and_prints_one_key_of_each_type(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'demo.db'}"
     first = vpx(url, "demo", "--count", "1000")
     assert first["contacts_added"] == 1000 and first["contacts"] == 1000
+    assert first["signals_added"] == 200 and first["signals"] == 200  # at least 200, one per ten contacts
     assert sorted(first["keys"]) == ["full", "live", "ro"]
     assert first["keys"]["ro"].startswith("vpx_ro_")
     second = vpx(url, "demo", "--count", "1000")
-    assert second["contacts_added"] == 0 and second["account_id"] == first["account_id"]
-    assert second["keys"] != first["keys"]
+    assert second["contacts_added"] == 0 and second["signals_added"] == 0 and second["signals"] == 200
+    assert second["account_id"] == first["account_id"] and second["keys"] != first["keys"]

@@ -26,6 +26,7 @@ from vpx.contacts.router import router as contact_router
 from vpx.contacts.search import backend_for
 from vpx.dashboard import install_dashboard
 from vpx.db import Database
+from vpx.demo.feed import start_demo_feed
 from vpx.enrichment import build_waterfall, close_waterfall
 from vpx.enrichment.router import batch_router as enrichment_batch_router
 from vpx.enrichment.router import keys_router as enrichment_keys_router
@@ -103,7 +104,10 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
             worker.start()
         else:
             await _warn_without_worker(database, app.state.clock.now())
+        demo_feed = start_demo_feed(database, settings, clock=app.state.clock)  # VPX_DEMO_FEED=1 (make serve)
         yield
+        if demo_feed is not None:
+            await demo_feed.stop()
         await app.state.signal_broker.stop()
         if worker is not None:
             await worker.stop(grace_seconds=settings.webhook_timeout_seconds + 2)

@@ -132,12 +132,26 @@ def serve(
 @app.command()
 def demo(
     count: Annotated[int, typer.Option(min=1000, help="Demo contacts to load.")] = 12_000,
+    signals: Annotated[
+        int | None,
+        typer.Option(min=0, help="Demo signals over the last 30 days; default: one per ten contacts, at least 200."),
+    ] = None,
     seed: Annotated[int, typer.Option(help="Generator seed.")] = 42,
     grant: Annotated[int, typer.Option(min=0, help="Credits granted to the demo account.")] = 500,
+    live: Annotated[
+        bool,
+        typer.Option(
+            "--live",
+            help="Then keep adding a few demo signals a minute, next to a running server, until interrupted. "
+            "(VPX_DEMO_FEED=1 makes `vpx serve` do it itself.)",
+        ),
+    ] = False,
     as_json: bool = JsonOption,
 ) -> None:
-    """Load the demo catalogue (once) and print a fresh key of each type for the demo account."""
+    """Load the demo catalogue and a month of its intent signals (once), and print a fresh key of each
+    type for the demo account."""
     from vpx.demo import service as demo_service
+    from vpx.demo import signals as demo_signals
 
     settings = get_settings()
     _migrate(settings)
@@ -147,12 +161,18 @@ def demo(
         added = await demo_service.load_demo_catalogue(
             database, count=count, seed=seed, search=backend_for(database.dialect), now=now
         )
+        contacts = await demo_service.demo_catalogue_size(database)
+        wanted = signals if signals is not None else demo_signals.default_signal_count(contacts)
+        # Through the ingestion pipeline, as evidence events (D36): classified, linked, priced.
+        report = await demo_signals.load_demo_signals(database, count=wanted, seed=seed, now=now, settings=settings)
         account, secrets = await demo_service.issue_demo_account(
             database, now=now, settings=settings, grant=Decimal(grant)
         )
         return {
             "contacts_added": added,
-            "contacts": await demo_service.demo_catalogue_size(database),
+            "contacts": contacts,
+            "signals_added": report.ingested,
+            "signals": await demo_signals.demo_signal_count(database),
             "account_id": account.id,
             "keys": secrets,
         }
@@ -160,11 +180,28 @@ def demo(
     result = run_with_database(work, as_json=as_json, settings=settings)
     if as_json:
         emit(result, as_json=True)
+    else:
+        keys = result.pop("keys")
+        assert isinstance(keys, dict)
+        labels = {"ro": "Read Only key", "live": "Standard key", "full": "Full Access key"}
+        emit({**result, **{labels[kind]: secret for kind, secret in keys.items()}}, as_json=False, title="vpx demo")
+    if not live:
         return
-    keys = result.pop("keys")
-    assert isinstance(keys, dict)
-    labels = {"ro": "Read Only key", "live": "Standard key", "full": "Full Access key"}
-    emit({**result, **{labels[kind]: secret for kind, secret in keys.items()}}, as_json=False, title="vpx demo")
+    # --live: the live demo feed in the foreground, a line on stderr per round, until Ctrl-C.
+    from contextlib import suppress
+
+    from vpx.demo.feed import DemoFeed
+    from vpx.signals.pipeline import IngestReport
+
+    def fed(report: IngestReport) -> None:
+        typer.echo(f"demo feed: {report.ingested} new signals {' '.join(report.signal_ids)}".rstrip(), err=True)
+
+    async def feed(database: Database, settings: Settings) -> None:
+        await DemoFeed(database, settings, clock=Clock(), seed=seed).run(on_round=fed)
+
+    typer.echo("demo feed: a few demo signals a minute; Ctrl-C stops it", err=True)
+    with suppress(KeyboardInterrupt):
+        run_with_database(feed, as_json=as_json, settings=settings)
 
 
 @accounts_app.command("create")

@@ -1,52 +1,48 @@
-"""A seeded generator of demo contacts: the same seed gives the same catalogue."""
+"""A seeded generator of demo contacts: the same seed gives the same catalogue.
+
+Every record agrees with itself: its trade gives the word in its name, its specialty and its licence
+class (a "Plumbing" business is a plumber with a plumbing licence: C-36 in California); its city
+gives its phone's area code and its ZIP code's first three digits; its licence number has the format
+of the board that issued it. Phones are on the fictional 555 exchange, websites and emails on
+``.example`` domains: no real business, subscriber or mailbox is named.
+"""
 
 from __future__ import annotations
 
 import random
 import re
 from collections.abc import Iterator
+from itertools import accumulate
 from typing import Any
 
 from vpx.demo.data import (
+    COMPANY_SUFFIXES,
+    CONTRACTOR_CLASSES,
+    CONTRACTOR_NUMBER_FORMATS,
+    DEFAULT_NUMBER_FORMAT,
+    PLACE_NAMED_VERTICALS,
     PLACE_WORDS,
-    STATE_PLACES,
-    STATE_WEIGHTS,
+    PROFESSIONAL_SUFFIXES,
+    PROFESSIONAL_VERTICALS,
     STREET_NAMES,
     STREET_TYPES,
-    SUFFIXES,
     SURNAMES,
     VERTICAL_TRADES,
+    Trade,
 )
+from vpx.demo.places import STATE_CITIES, STATE_WEIGHTS
 from vpx.verticals import VERTICALS
 
 # Syllables for made-up family names: a large catalogue needs a vocabulary as varied as a real one
 # (tens of thousands of distinct words), not a hundred surnames repeated.
 _ONSETS = (
-    "b",
-    "br",
-    "c",
-    "ch",
-    "d",
-    "f",
-    "g",
-    "gr",
-    "h",
-    "j",
-    "k",
-    "l",
-    "m",
-    "n",
-    "p",
-    "r",
-    "s",
-    "st",
-    "t",
-    "v",
-    "w",
-    "z",
-)
+    "b", "br", "c", "ch", "d", "f", "g", "gr", "h", "j", "k", "l", "m", "n", "p", "r", "s", "st", "t", "v", "w", "z",
+)  # fmt: skip
 _VOWELS = ("a", "e", "i", "o", "u", "ai", "ea", "ou", "y")
 _CODAS = ("", "n", "r", "s", "l", "m", "rd", "ck", "th", "nd", "ll", "x")
+# Serial numbers are spread by multiplying with a constant prime to 2, 3 and 5: distinct rows get distinct
+# numbers (until the format runs out of them) that do not look sequential.
+_SPREAD = 2_654_435_761
 
 
 def made_up_surname(rng: random.Random) -> str:
@@ -59,41 +55,76 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "", text.lower())
 
 
+def licence_class(licence: str, state: str) -> tuple[str, str]:
+    """A trade's licence as ``state`` names it, and the format of its numbers ("#" a digit, "{ST}" the
+    state). ``licence`` is a licence type, or ``@kind`` for a contractor class (data.CONTRACTOR_CLASSES)."""
+    if not licence.startswith("@"):
+        return licence, DEFAULT_NUMBER_FORMAT
+    classes = CONTRACTOR_CLASSES[licence[1:]]
+    name, number_format = classes.get(state, classes["*"])
+    return name, number_format or CONTRACTOR_NUMBER_FORMATS.get(state, DEFAULT_NUMBER_FORMAT)
+
+
+def licence_number(number_format: str, state: str, serial: int) -> str:
+    """A number in the board's format; distinct serials give distinct numbers, never with a leading 0."""
+    digits = number_format.count("#")
+    value = str(10 ** (digits - 1) + (serial * _SPREAD) % (9 * 10 ** (digits - 1)))
+    filled = iter(value)
+    return "".join(next(filled) if char == "#" else char for char in number_format).replace("{ST}", state)
+
+
+def _business_name(rng: random.Random, vertical: str, trade: Trade, city: str) -> tuple[str, str]:
+    """The business's name and the words its web domain is made of."""
+    word = rng.choice(trade.names)
+    if vertical in PLACE_NAMED_VERTICALS:
+        first = city if vertical == "government" else rng.choice((*PLACE_WORDS, city))
+        return f"{first} {word}", f"{first}{word}"
+    roll = rng.random()
+    first = rng.choice(SURNAMES) if roll < 0.4 else made_up_surname(rng) if roll < 0.8 else rng.choice(PLACE_WORDS)
+    suffix = rng.choice(PROFESSIONAL_SUFFIXES if vertical in PROFESSIONAL_VERTICALS else COMPANY_SUFFIXES)
+    return " ".join(part for part in (first, word, suffix) if part), f"{first}{word}"
+
+
 def demo_contacts(count: int, *, seed: int = 42) -> Iterator[dict[str, Any]]:
-    """Contact fields for ``count`` demo businesses, every vertical and every state represented
-    once ``count`` is at least 51 × 46 / 46… in practice from a few hundred on."""
+    """Contact fields for ``count`` demo businesses. Even rows give every vertical every state in turn,
+    biggest state first, each vertical taking its next trade in each state (the first thousand rows hold
+    a plumber in California, a dentist in Texas); odd rows visit every state ten times, then follow the
+    states' population. Small catalogues so cover every vertical, state and trade."""
     rng = random.Random(seed)
-    states = list(STATE_WEIGHTS)
-    weights = [STATE_WEIGHTS[s] for s in states]
+    states = list(STATE_WEIGHTS)  # biggest first
+    cumulative = list(accumulate(STATE_WEIGHTS[s] for s in states))
+    per_area_code: dict[str, int] = {}
     for index in range(count):
-        # The first rows walk every vertical and every state, so small catalogues cover them all.
-        vertical = VERTICALS[index % len(VERTICALS)]
-        state = states[index % len(states)] if index < 10 * len(states) else rng.choices(states, weights)[0]
-        names, specialties, licences = VERTICAL_TRADES[vertical]
-        area_codes, zip_prefix, cities = STATE_PLACES[state]
-        trade = rng.choice(names)
-        roll = rng.random()
-        first = rng.choice(SURNAMES) if roll < 0.4 else made_up_surname(rng) if roll < 0.8 else rng.choice(PLACE_WORDS)
-        suffix = rng.choice(SUFFIXES)
-        business_name = " ".join(part for part in (first, trade, suffix) if part)
-        city = rng.choice(cities)
-        domain = _slug(f"{first}{trade}") + f"{index % 1000}.example"
-        specialty = rng.choice(specialties)
-        licence = rng.choice(licences)
+        half, odd = divmod(index, 2)
+        turn, number = divmod(half, len(VERTICALS))
+        vertical = VERTICALS[number]
+        trades = VERTICAL_TRADES[vertical]
+        if not odd and turn < len(states):
+            state, trade = states[turn], trades[turn % len(trades)]
+        elif odd and half < 10 * len(states):
+            state, trade = states[half % len(states)], rng.choice(trades)
+        else:
+            state, trade = rng.choices(states, cum_weights=cumulative)[0], rng.choice(trades)
+        city = rng.choice(STATE_CITIES[state])
+        business_name, domain_words = _business_name(rng, vertical, trade, city.name)
+        domain = f"{_slug(domain_words)}{index}.example"
+        area_code = rng.choice(city.area_codes)
+        # The 555 exchange: no real subscriber's number; each number of an area code used once (up to 10,000).
+        line = per_area_code[area_code] = per_area_code.get(area_code, int(area_code) * 37 + seed) + 1
+        licence, number_format = licence_class(rng.choice(trade.licences), state)
         yield {
             "business_name": business_name,
             "street": f"{rng.randrange(100, 9900)} {rng.choice(STREET_NAMES)} {rng.choice(STREET_TYPES)}",
-            "city": city,
+            "city": city.name,
             "state": state,
-            "postal_code": (zip_prefix + f"{rng.randrange(100000):05d}")[:5],
-            # The 555 exchange: no real subscriber's number.
-            "phone": f"+1{rng.choice(area_codes)}555{rng.randrange(10000):04d}",
+            "postal_code": f"{rng.choice(city.zip_prefixes)}{rng.randrange(1, 100):02d}",
+            "phone": f"+1{area_code}555{(line * 7919) % 10_000:04d}",
             "email": f"{rng.choice(('info', 'office', 'hello', 'contact'))}@{domain}",
             "website": f"https://www.{domain}",
             "industry": vertical,
-            "specialty": specialty,
+            "specialty": trade.specialty,
             "license_type": licence,
-            "license_number": f"{state}-{rng.randrange(100000, 1000000)}",
+            "license_number": licence_number(number_format, state, index + seed),
             "license_state": state,
             "record_id": f"demo-{seed}-{index}",
         }
