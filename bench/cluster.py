@@ -3,7 +3,7 @@
 
     .venv/bin/python -m bench.cluster up [--api 3] [--workers 2] [--port 8080]  # a fresh database, until Ctrl-C
     .venv/bin/python -m bench.cluster test-env      # the same with the settings tests/cluster runs it with
-    .venv/bin/python -m bench.cluster bench [--duration 15] [--connections 32]  # 1 API process vs 3, wrk
+    .venv/bin/python -m bench.cluster bench [--rounds 2] [--duration 15]  # 1 API process vs 3 through nginx, wrk
     .venv/bin/python -m bench.cluster check-deploy  # deploy/ checked as far as this machine can
 
 nginx runs deploy/nginx.conf itself, rewritten only where a container differs from this machine (listen
@@ -38,6 +38,7 @@ import httpx
 from cryptography.fernet import Fernet
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.pool import NullPool
 
 from bench.common import POSTGRES_ADMIN, ROOT, fresh_database
 
@@ -62,6 +63,8 @@ TEST_SETTINGS = {
     "worker_poll_seconds": "0.1",
     "worker_batch_size": "10",
     "stream_keepalive_seconds": "1",
+    # Small pools: the test suite runs other files' tests on the same PostgreSQL meanwhile.
+    "pool_size": "5",
 }
 TEST_WORKER_IN_FLIGHT = 20
 
@@ -147,7 +150,8 @@ def nginx_conf(template: str, *, port: int, upstreams: list[int], workdir: Path,
     local = [f"proxy_bind {PROXY_SOURCE};"]
     if upstream_header:  # which API process answered, for the tests
         local.append("add_header X-Vpx-Upstream $upstream_addr always;")
-    temp = "".join(f"    {kind}_temp_path {workdir}/{kind};\n" for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))  # fmt: skip
+    kinds = ("client_body", "proxy", "fastcgi", "uwsgi", "scgi")
+    temp = "".join(f"    {kind}_temp_path {workdir}/{kind};\n" for kind in kinds)
     replacements = [
         (r"(?m)^user .*;\n", ""),
         (r"(?m)^worker_processes .*;", "worker_processes 1;"),
@@ -184,6 +188,7 @@ class Cluster:
         redis_url: str = REDIS_URL,
         upstream_header: bool = False,
         drop: bool = False,
+        keep_logs: bool = False,
     ) -> None:
         self.database_url = database_url
         self.admin_token = secrets.token_urlsafe(24)
@@ -197,6 +202,7 @@ class Cluster:
         self.worker_in_flight = worker_in_flight
         self.upstream_header = upstream_header
         self.drop = drop
+        self.keep_logs = keep_logs
         self.env = {k: v for k, v in os.environ.items() if not k.startswith(("VPX_", "PROMETHEUS_"))}
         self.env.update(
             VPX_DATABASE_URL=database_url,
@@ -316,6 +322,7 @@ class Cluster:
         if self.drop:
             self.drop = False
             drop_database(self.database_url)
+        if not self.keep_logs:
             shutil.rmtree(self.workdir, ignore_errors=True)
 
     def describe(self) -> dict[str, object]:
@@ -354,28 +361,33 @@ def start_test_cluster() -> Cluster:
 # --- deploy/ as far as this machine can check it (no Docker engine here) ---------------------------
 
 
-def deploy_problems() -> tuple[list[str], list[str]]:
-    """(problems, what was checked) for deploy/: the compose file's shape, the Dockerfile's required
-    parts, and `nginx -t` on deploy/nginx.conf as bench/cluster.py runs it."""
-    import yaml
+def deploy_problems() -> tuple[list[str], list[str], list[str]]:
+    """(problems, what was checked, what could not be) for deploy/: the compose file's shape, the
+    Dockerfile's required parts, and `nginx -t` on deploy/nginx.conf as this module runs it."""
+    import yaml  # type: ignore[import-untyped]
 
-    problems, checked = [], []
-    compose = yaml.safe_load((DEPLOY / "compose.yaml").read_text())
-    services = compose.get("services", {})
+    problems, checked, unchecked = [], [], ["docker build, docker compose up: no Docker engine on this machine"]
+    raw = (DEPLOY / "compose.yaml").read_text()
+    services = yaml.safe_load(raw).get("services", {})  # YAML merge keys (<<: *vpx) resolved
     checked.append("compose.yaml parses as YAML")
     for name in ("postgres", "redis", "migrate", "api", "worker", "proxy"):
         if name not in services:
             problems.append(f"compose.yaml: no service {name!r}")
-    if "--no-worker" not in services.get("api", {}).get("command", []):
-        problems.append("compose.yaml: the api service must run `vpx serve --no-worker`")
+    api, worker = services.get("api", {}), services.get("worker", {})
+    if "--no-worker" not in api.get("command", []) or worker.get("command", [None])[0] != "worker":
+        problems.append("compose.yaml: the api service must run `vpx serve --no-worker`, the worker `vpx worker`")
     for name, service in services.items():
         if name not in ("migrate", "api") and "healthcheck" not in service:  # api: the image's HEALTHCHECK
             problems.append(f"compose.yaml: service {name!r} has no healthcheck")
-    raw = (DEPLOY / "compose.yaml").read_text()
+    subnets = [c["subnet"] for c in yaml.safe_load(raw)["networks"]["front"]["ipam"]["config"]]
+    for name in ("api", "worker"):
+        env = services.get(name, {}).get("environment", {})
+        if not env.get("VPX_REDIS_URL") or env.get("VPX_TRUSTED_PROXIES") not in subnets:
+            problems.append(f"compose.yaml: {name} needs VPX_REDIS_URL and VPX_TRUSTED_PROXIES = the proxy's network")
     for variable in ("VPX_SECRET_KEYS", "VPX_ADMIN_TOKEN"):
         if not re.search(rf"\${{{variable}:\?", raw):
-            problems.append(f"compose.yaml: {variable} must come from the environment, required (${{{variable}:?…}})")
-    checked.append("compose.yaml: services, --no-worker, health checks, required secrets")
+            problems.append(f"compose.yaml: {variable} must be required from the environment (${{{variable}:?…}})")
+    checked.append("compose.yaml: services and commands, health checks, Redis, trusted proxies, required secrets")
     dockerfile = (DEPLOY / "Dockerfile").read_text()
     for pattern, what in [
         (r"(?mi)^FROM .+ AS builder$", "a builder stage"),
@@ -386,30 +398,32 @@ def deploy_problems() -> tuple[list[str], list[str]]:
     ]:
         if not re.search(pattern, dockerfile):
             problems.append(f"Dockerfile: no {what}")
-    checked.append("Dockerfile: builder stage, non-root user, HEALTHCHECK, entrypoint")
+    checked.append("Dockerfile: builder stage, non-root user, HEALTHCHECK on /readyz, entrypoint")
     nginx = _nginx_path()
     if nginx is None:
-        problems.append("nginx not installed: deploy/nginx.conf not checked")
-        return problems, checked
+        unchecked.append("deploy/nginx.conf: nginx is not installed")
+        return problems, checked, unchecked
     with tempfile.TemporaryDirectory() as workdir:
         conf = Path(workdir) / "nginx.conf"
         template = (DEPLOY / "nginx.conf").read_text()
-        conf.write_text(nginx_conf(template, port=free_port(), upstreams=[free_port()], workdir=Path(workdir), upstream_header=False))  # fmt: skip
+        local = nginx_conf(
+            template, port=free_port(), upstreams=[free_port()], workdir=conf.parent, upstream_header=False
+        )
+        conf.write_text(local)
         done = subprocess.run([nginx, "-t", "-p", workdir, "-c", str(conf)], capture_output=True, text=True)
         if done.returncode != 0:
             problems.append(f"nginx -t: {done.stderr.strip()}")
         version = subprocess.run([nginx, "-v"], capture_output=True, text=True).stderr.strip()
-    checked.append(f"nginx -t on deploy/nginx.conf as run locally ({version}; `resolve` and Docker's DNS left out)")
-    return problems, checked
+    checked.append(f"nginx -t on deploy/nginx.conf as run locally ({version})")
+    unchecked.append("nginx.conf's `resolve` (nginx 1.27.3+) and Docker's DNS: left out locally")
+    return problems, checked, unchecked
 
 
 def check_deploy() -> int:
-    problems, checked = deploy_problems()
-    for line in checked:
-        print(f"checked: {line}")
-    for line in problems:
-        print(f"PROBLEM: {line}")
-    print("not checked here: docker build, docker compose up (no Docker engine on this machine)")
+    problems, checked, unchecked = deploy_problems()
+    for label, lines in (("checked", checked), ("not checked", unchecked), ("PROBLEM", problems)):
+        for line in lines:
+            print(f"{label}: {line}")
     return 1 if problems else 0
 
 
@@ -431,42 +445,65 @@ def _cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime, stime
 
 
-def _pids(comm: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if (entry / "comm").read_text().strip() == comm:
-                    found.append(int(entry.name))
-            except OSError:
-                continue
+def _nginx_pids(cluster: Cluster) -> list[int]:
+    """nginx's master and its worker (whose parent is the master)."""
+    master = cluster.nginx.pid if cluster.nginx else -1
+    found = [master]
+    for entry in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(entry.read_text().rsplit(")", 1)[1].split()[1]) == master:
+                found.append(int(entry.parent.name))
+        except (OSError, ValueError, IndexError):
+            continue
     return found
 
 
-def cpu_snapshot(cluster: Cluster) -> dict[str, float]:
-    """CPU seconds so far: the API processes, the workers, nginx, every PostgreSQL process, the
-    finished children (wrk), and the whole machine's busy and total time."""
-    seconds = {
-        "api": sum(_cpu_ticks(p.pid) for p in cluster.api) / CLOCK_TICKS,
-        "workers": sum(_cpu_ticks(p.pid) for p in cluster.workers if p is not None) / CLOCK_TICKS,
-        "nginx": sum(_cpu_ticks(p) for p in _pids("nginx")) / CLOCK_TICKS,
-        "postgres": sum(_cpu_ticks(p) for p in _pids("postgres")) / CLOCK_TICKS,
-        "wrk": resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime
-        + resource.getrusage(resource.RUSAGE_CHILDREN).ru_stime,
-    }
+def _backends(database_url: str) -> list[int]:
+    """The PostgreSQL server processes serving the cluster's database (its connections)."""
+
+    async def query() -> list[int]:
+        engine = create_async_engine(database_url, poolclass=NullPool)
+        async with engine.connect() as conn:
+            sql = "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            pids = list((await conn.scalars(text(sql))).all())
+        await engine.dispose()
+        return [int(p) for p in pids]
+
+    return asyncio.run(query())
+
+
+def cpu_snapshot(cluster: Cluster) -> dict[str, dict[int, int]]:
+    """CPU ticks so far per process of each part: the API processes, the workers, nginx, the
+    database's PostgreSQL backends, the finished children (wrk), and the machine (busy)."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = [int(v) for v in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
-    seconds["machine_busy"] = (sum(cpu) - cpu[3] - cpu[4]) / CLOCK_TICKS
-    return seconds
+    return {
+        "api": {p.pid: _cpu_ticks(p.pid) for p in cluster.api},
+        "workers": {p.pid: _cpu_ticks(p.pid) for p in cluster.workers if p is not None},
+        "nginx": {p: _cpu_ticks(p) for p in _nginx_pids(cluster)},
+        "pg": {p: _cpu_ticks(p) for p in _backends(cluster.database_url)},
+        "wrk": {0: round((children.ru_utime + children.ru_stime) * CLOCK_TICKS)},
+        "machine": {0: sum(cpu) - cpu[3] - cpu[4]},  # all but idle and iowait
+    }
 
 
-def measure(cluster: Cluster, port: int, scenario: str, args: argparse.Namespace, env: dict[str, str]) -> dict[str, float]:
+def measure(
+    cluster: Cluster, port: int, scenario: str, args: argparse.Namespace, env: dict[str, str]
+) -> dict[str, float]:
+    """One wrk run, with the cores each part used meanwhile (a process that ended during the run is
+    left out: pooled connections keep the backends alive)."""
     from bench.http_load import run_wrk
 
     before, started = cpu_snapshot(cluster), time.monotonic()
     figures = run_wrk(port, SCENARIOS[scenario][0], args.duration, args.connections, env)
     elapsed = time.monotonic() - started
     after = cpu_snapshot(cluster)
-    figures.update({f"cores_{k}": (after[k] - before[k]) / elapsed for k in after})
+    for part, ticks in after.items():
+        used = sum(t - before[part].get(pid, 0) for pid, t in ticks.items()) / CLOCK_TICKS
+        figures[f"cores_{part}"] = used / elapsed
+    # What the service costs a request (API processes, their PostgreSQL backends, nginx), in CPU ms.
+    served = figures["cores_api"] + figures["cores_pg"] + figures["cores_nginx"]
+    figures["cpu_ms"] = served / figures["rps"] * 1000 if figures["rps"] else float("nan")
     return figures
 
 
@@ -490,7 +527,8 @@ def bench_catalogue(count: int) -> str:
 
 def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=int, default=15, help="seconds per scenario")
-    parser.add_argument("--warmup", type=int, default=10, help="seconds of searches before the search run")
+    parser.add_argument("--warmup", type=int, default=30, help="seconds of searches before the search run")
+    parser.add_argument("--rounds", type=int, default=1, help="repeat the comparison, alternating")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--processes", default="1,3", help="API process counts to compare")
     parser.add_argument("--accounts", type=int, default=16, help="accounts the reveals are spread over")
@@ -498,7 +536,7 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_bench(args: argparse.Namespace) -> None:
-    from bench.http_load import ledger_is_exact, prepare, vacuum
+    from bench.http_load import ledger_is_exact, prepare, run_wrk, vacuum
 
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install wrk")
@@ -506,42 +544,53 @@ def run_bench(args: argparse.Namespace) -> None:
     account_ids, keys, max_id = asyncio.run(prepare(url, args.accounts))
     asyncio.run(vacuum(url))
     env = {"VPX_BENCH_KEY": keys[0], "VPX_BENCH_KEYS": ",".join(keys), "VPX_BENCH_MAX_ID": str(max_id)}
-    settings = {"rate_limit": "100000000/minute", "pool_size": "16"}
+    settings = {"rate_limit": "100000000/minute", "pool_size": str(args.connections)}  # never short of one
     load = Path("/proc/loadavg").read_text().split()[:3]
-    rows: list[tuple[int, str, dict[str, float]]] = []
-    for api in [int(n) for n in args.processes.split(",")]:
-        with Cluster(url, api=api, workers=2, settings=settings) as cluster:
-            for scenario in SCENARIOS:
-                if scenario == "search" and args.warmup:
-                    from bench.http_load import run_wrk
-
-                    run_wrk(cluster.port, "search.lua", args.warmup, args.connections, env)
-                rows.append((api, scenario, measure(cluster, cluster.port, scenario, args, env)))
-            if api == 1:  # what the proxy costs: the same process without nginx
-                rows.append((api, "ceiling-direct", measure(cluster, cluster.api_ports[0], "ceiling", args, env)))
+    rows: list[tuple[int, int, str, dict[str, float]]] = []
+    proxy_errors: list[str] = []
+    for round_ in range(1, args.rounds + 1):  # rounds alternate, so that other load falls on both
+        for api in [int(n) for n in args.processes.split(",")]:
+            with Cluster(url, api=api, workers=2, settings=settings) as cluster:
+                for scenario in SCENARIOS:
+                    if scenario == "search" and args.warmup:  # every process answers every search once
+                        run_wrk(cluster.port, "search.lua", args.warmup, args.connections, env)
+                    rows.append((round_, api, scenario, measure(cluster, cluster.port, scenario, args, env)))
+                if api == 1:  # what the proxy costs: the same process without nginx
+                    figures = measure(cluster, cluster.api_ports[0], "ceiling", args, env)
+                    rows.append((round_, api, "ceiling-direct", figures))
+                errors = (cluster.workdir / "nginx-error.log").read_text(errors="replace").splitlines()
+                proxy_errors += [f"{api} API: {line}" for line in errors if "[error]" in line]
     exact, reveals = asyncio.run(ledger_is_exact(url, account_ids))
     print(
-        f"cluster load: wrk {args.connections} connections, {args.duration} s a scenario, through nginx "
-        f"(1 worker process), 2 `vpx worker` processes idle; {os.cpu_count()} cores; load average before {load}"
+        f"cluster load: wrk {args.connections} connections, {args.duration} s a scenario ({args.warmup} s of "
+        f"searches first), nginx with 1 worker process, 2 idle `vpx worker` processes; {os.cpu_count()} cores; "
+        f"load average before {' '.join(load)}"
     )
     for name, (_, what) in SCENARIOS.items():
         print(f"  {name:<15}{what}")
     print("  ceiling-direct GET /healthz on the API process itself, no proxy")
-    header = f"{'API procs':<10}{'scenario':<16}{'req/s':>8}{'p50 ms':>8}{'p99 ms':>8}{'non-2xx':>8}"
-    print(header + "   cores used: api  pg  nginx  wrk  workers | machine")
-    for api, name, f in rows:
+    print("  CPU ms/req: the API processes', their PostgreSQL backends' and nginx's CPU time per request")
+    print("  cores: used during the run by each part; others = the rest of the machine (other users)")
+    print(
+        f"{'round':<6}{'API':<4}{'scenario':<16}{'req/s':>7}{'p50 ms':>8}{'p99 ms':>8}{'non-2xx':>8}"
+        f"{'CPU ms/req':>11}  cores:   api    pg nginx   wrk  workers  others"
+    )
+    for round_, api, name, f in rows:
+        ours = sum(f[f"cores_{part}"] for part in ("api", "pg", "nginx", "wrk", "workers"))
         print(
-            f"{api:<10}{name:<16}{f['rps']:>8.0f}{f['p50']:>8.1f}{f['p99']:>8.1f}{f['non_2xx']:>8.0f}"
-            f"{'':>15}{f['cores_api']:.2f} {f['cores_postgres']:.2f} {f['cores_nginx']:.2f} {f['cores_wrk']:.2f}"
-            f" {f['cores_workers']:.2f} | {f['cores_machine_busy']:.2f}"
+            f"{round_:<6}{api:<4}{name:<16}{f['rps']:>7.0f}{f['p50']:>8.1f}{f['p99']:>8.1f}{f['non_2xx']:>8.0f}"
+            f"{f['cpu_ms']:>11.2f}{'':>9}{f['cores_api']:>5.2f} {f['cores_pg']:>5.2f} {f['cores_nginx']:>5.2f} "
+            f"{f['cores_wrk']:>5.2f} {f['cores_workers']:>8.2f} {f['cores_machine'] - ours:>7.2f}"
         )
-    by = {(api, name): f["rps"] for api, name, f in rows}
-    counts = sorted({api for api, _, _ in rows})
-    if len(counts) > 1:
-        low, high = counts[0], counts[-1]
-        factors = ", ".join(f"{n} ×{by[(high, n)] / by[(low, n)]:.2f}" for n in SCENARIOS if (low, n) in by)
-        print(f"scaling {low} → {high} API processes: {factors}")
+    counts = sorted({api for _, api, _, _ in rows})
+    for round_ in range(1, args.rounds + 1):
+        by = {(api, name): f["rps"] for r, api, name, f in rows if r == round_}
+        if len(counts) > 1:
+            low, high = counts[0], counts[-1]
+            factors = ", ".join(f"{n} ×{by[(high, n)] / by[(low, n)]:.2f}" for n in SCENARIOS)
+            print(f"round {round_}: scaling {low} → {high} API processes: {factors}")
     print(f"ledger exact={exact} reveals={reveals}")
+    print(f"nginx errors: {len(proxy_errors)}", *proxy_errors[:10], sep="\n  ")
 
 
 def _run_until_stopped(cluster: Cluster) -> None:

@@ -9,6 +9,7 @@ failures and their expiry), 0.44 ms a request, a third of a search's time.
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -17,6 +18,8 @@ from typing import Any, Protocol
 from limits import RateLimitItem, parse
 
 from vpx.config import Settings
+
+log = logging.getLogger("vpx")
 
 
 @dataclass(frozen=True)
@@ -121,17 +124,38 @@ class RedisWindows:
     def __init__(self, url: str) -> None:
         import redis.asyncio as aioredis
 
-        self.client: Any = aioredis.from_url(url)
+        # Short timeouts: a Redis that hangs must not hang every request.
+        self.client: Any = aioredis.from_url(url, socket_timeout=1, socket_connect_timeout=1)
         self._hit = self.client.register_script(_HIT)
         self._look = self.client.register_script(_LOOK)
+        # While Redis cannot be reached, this process counts on its own (a limit per process rather than
+        # none, and no request refused for it), saying so in the log once a minute.
+        self.fallback = MemoryWindows()
+        self.warned_at = -math.inf
+
+    def _unreachable(self, exc: Exception) -> MemoryWindows:
+        if time.monotonic() - self.warned_at > 60:
+            self.warned_at = time.monotonic()
+            log.warning("the rate-limit store (Redis) is unreachable; counting in this process: %s", exc)
+        return self.fallback
 
     async def hit(self, key: str, window: int, guard: tuple[str, int] | None = None) -> Count:
+        from redis.exceptions import RedisError
+
         keys = [self.PREFIX + key, self.PREFIX + (guard[0] if guard else key)]
-        count, ttl_ms, refused = await self._hit(keys=keys, args=[window * 1000, guard[1] if guard else -1])
+        try:
+            count, ttl_ms, refused = await self._hit(keys=keys, args=[window * 1000, guard[1] if guard else -1])
+        except (RedisError, OSError) as exc:
+            return await self._unreachable(exc).hit(key, window, guard)
         return Count(int(count), max(0, int(ttl_ms)) / 1000, refused=bool(refused))
 
     async def look(self, key: str) -> Count:
-        count, ttl_ms = await self._look(keys=[self.PREFIX + key])
+        from redis.exceptions import RedisError
+
+        try:
+            count, ttl_ms = await self._look(keys=[self.PREFIX + key])
+        except (RedisError, OSError) as exc:
+            return await self._unreachable(exc).look(key)
         return Count(int(count), max(0, int(ttl_ms)) / 1000)
 
     async def close(self) -> None:

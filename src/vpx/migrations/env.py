@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 from alembic import context
-from sqlalchemy import pool
+from sqlalchemy import pool, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -39,6 +39,10 @@ def _run(connection: Connection) -> None:
         compare_type=True,
     )
     with context.begin_transaction():
+        if connection.dialect.name == "postgresql":
+            # Servers starting at once on one database: the first migrates, the others wait for its
+            # commit and then find nothing left to do.
+            connection.execute(text("SELECT pg_advisory_xact_lock(72440411)"))
         context.run_migrations()
 
 
