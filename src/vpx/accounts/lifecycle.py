@@ -78,6 +78,12 @@ class AccountSummary:
         }
 
 
+def suspended(account_id: Any) -> Any:
+    """An EXISTS condition, true when the account of ``account_id`` (a column) is suspended: what the
+    worker's lanes use to hold its work."""
+    return select(Account.id).where(Account.id == account_id, Account.status == "suspended").exists()
+
+
 async def summaries(
     session: AsyncSession,
     *,
@@ -112,7 +118,7 @@ async def summaries(
     reasons = await _suspension_reasons(session, [a.id for a, _, _ in rows if a.status == "suspended"])
     found = []
     for account, active, last_used in rows:
-        balance = await credit_service.effective_balance(session, account_id=account.id, now=now, settings=settings)
+        balance = credit_service.balance_of(account, now=now, settings=settings)
         found.append(
             AccountSummary(
                 id=account.id,

@@ -216,6 +216,18 @@ async def get_balance(session: AsyncSession, *, account_id: str) -> Balance:
     return Balance(free=row[0], paid=row[1])
 
 
+def balance_of(account: Account, *, now: datetime, settings: Settings) -> Balance:
+    """``effective_balance`` of an account row already loaded."""
+    return _effective(account.plan, account.free_credits, account.paid_credits, account.free_period, now, settings)
+
+
+def _effective(
+    plan: str, free_credits: Decimal, paid_credits: Decimal, free_period: str, now: datetime, settings: Settings
+) -> Balance:
+    free = free_credits if free_period == month_key(now) else monthly_allowance(plan, settings)
+    return Balance(free=free, paid=paid_credits)
+
+
 async def effective_balance(session: AsyncSession, *, account_id: str, now: datetime, settings: Settings) -> Balance:
     """The balance as it stands now, counting a free-credit month that has begun but not yet been
     written (reads never write)."""
@@ -228,8 +240,7 @@ async def effective_balance(session: AsyncSession, *, account_id: str, now: date
     ).one_or_none()
     if row is None:
         raise NotFound(f"No account {account_id}.")
-    free = row.free_credits if row.free_period == month_key(now) else monthly_allowance(row.plan, settings)
-    return Balance(free=free, paid=row.paid_credits)
+    return _effective(row.plan, row.free_credits, row.paid_credits, row.free_period, now, settings)
 
 
 async def list_ledger(

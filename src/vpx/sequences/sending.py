@@ -26,11 +26,11 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
 
 from sqlalchemy import Executable, Integer, bindparam, func, insert, or_, select, tuple_, union_all, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.accounts.lifecycle import suspended
 from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.db import Database
@@ -40,7 +40,6 @@ from vpx.mailboxes.message import OutgoingEmail, build, new_message_id
 from vpx.mailboxes.smtp import SmtpError, SmtpSession
 from vpx.mailboxes.smtp import send as smtp_send
 from vpx.models import (
-    Account,
     Contact,
     DecisionMaker,
     Enrollment,
@@ -218,12 +217,6 @@ def _due_statement(sequences: int) -> Executable:
     return union_all(*(select(*part.c) for part in parts)) if sequences > 1 else select(*parts[0].c)
 
 
-def _held_account(account_id: Any) -> Any:
-    """Whether the account is suspended: its sequences stop (nothing sent, nothing skipped) and go on
-    when it resumes."""
-    return select(Account.id).where(Account.id == account_id, Account.status == "suspended").exists()
-
-
 async def find_due(session: AsyncSession, now: datetime, *, limit: int) -> list[Due]:
     """Up to ``limit`` enrollments due now, from running sequences whose mailbox may send now.
 
@@ -236,7 +229,7 @@ async def find_due(session: AsyncSession, now: datetime, *, limit: int) -> list[
     ready = select(Mailbox.id).where(
         Mailbox.status == "active",
         or_(Mailbox.next_send_at.is_(None), Mailbox.next_send_at <= now),
-        ~_held_account(Mailbox.account_id),
+        ~suspended(Mailbox.account_id),
     )
     due = (
         select(Enrollment.id)
@@ -343,7 +336,7 @@ async def _due_retries(session: AsyncSession, now: datetime) -> list[Retry]:
         .where(
             SequenceMessage.status == "deferred",
             SequenceMessage.next_attempt_at <= now,
-            ~_held_account(SequenceMessage.account_id),
+            ~suspended(SequenceMessage.account_id),
         )
         .order_by(SequenceMessage.next_attempt_at)
         .limit(BATCH)

@@ -7,12 +7,11 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Body, Depends, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from vpx.admin.auth import ADMIN_REFUSALS, require_admin
+from vpx.admin.auth import ADMIN_REFUSALS, problem_response, require_admin
 from vpx.auth.dependencies import BuyCaller, ManageCaller, ReadCaller
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import AppSettings, Now
 from vpx.errors import (
-    PROBLEM_JSON,
     InvalidParameters,
     problem_responses,
 )
@@ -42,15 +41,6 @@ admin_router = APIRouter(prefix="/api/v1/admin", tags=["admin"])
 
 SignalId = Annotated[str, Path(max_length=40, examples=["sg_4Fq9zK2mX7bT1cYw"], description="`sg_…`")]
 MAX_ADMIN_EVENTS = 10_000
-
-
-def _problem(status: int, description: str) -> dict[int | str, dict[str, Any]]:
-    return {
-        status: {
-            "description": description,
-            "content": {PROBLEM_JSON: {"schema": {"$ref": "#/components/schemas/Problem"}}},
-        }
-    }
 
 
 @router.get("", response_model=SignalPage, responses=problem_responses(401, 403, 422, 429), summary="Query signals")
@@ -161,7 +151,7 @@ async def get_signal(
     response_model=SignalPurchase,
     responses={
         **problem_responses(400, 401, 402, 403, 404, 409, 413, 422, 429),
-        **_problem(
+        **problem_response(
             451,
             "The signal is fcra_blocked (`fcra_blocked`) or its contact is refused by the suppression check "
             "(`suppressed`); nothing charged.",

@@ -19,10 +19,11 @@ from email.utils import parsedate_to_datetime
 from sqlalchemy import ColumnElement, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.accounts.lifecycle import suspended
 from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.db import Database
-from vpx.models import Account, WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from vpx.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
 from vpx.secrets import SecretBox, SecretsUnavailable
 from vpx.webhooks import service as webhook_service
 from vpx.webhooks.addresses import Resolver, TargetRefused, check_target
@@ -80,9 +81,7 @@ async def claim_deliveries(
                 or_(WebhookDelivery.leased_until.is_(None), WebhookDelivery.leased_until <= now),
                 # A suspended account's deliveries wait, their retries unspent, and go out in order
                 # when it resumes.
-                ~select(Account.id)
-                .where(Account.id == WebhookDelivery.account_id, Account.status == "suspended")
-                .exists(),
+                ~suspended(WebhookDelivery.account_id),
             )
             .order_by(WebhookDelivery.next_attempt_at, WebhookDelivery.id)
             .limit(limit)

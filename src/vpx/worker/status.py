@@ -11,8 +11,9 @@ from typing import Any
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.accounts.lifecycle import suspended
 from vpx.db import Database
-from vpx.models import Account, BatchReveal, WebhookDelivery, WorkerHeartbeat
+from vpx.models import BatchReveal, WebhookDelivery, WorkerHeartbeat
 
 HEARTBEAT = timedelta(seconds=5)
 # A worker that has not beaten for this long is taken for dead (a few missed beats: a busy event
@@ -74,7 +75,7 @@ async def report(session: AsyncSession, now: datetime) -> dict[str, Any]:
         }
         for row in await session.scalars(select(WorkerHeartbeat).order_by(WorkerHeartbeat.worker_id))
     ]
-    held = select(Account.id).where(Account.id == WebhookDelivery.account_id, Account.status == "suspended").exists()
+    held = suspended(WebhookDelivery.account_id)
     deliveries = (
         await session.execute(
             select(func.count(), func.min(WebhookDelivery.created_at)).where(
