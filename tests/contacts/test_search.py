@@ -249,3 +249,65 @@ async def test_large_result_access_paths_give_the_same_pages(
     monkeypatch.setattr(postgres, "TABLE_SIZE_HINT", 10)
     app.state.search = backend_for(app.state.database.dialect).refresh_from(app.state.database)
     assert [await every_page(q) for q in questions] == small_paths
+
+
+async def test_the_envelope_written_directly_is_the_models_json(app: FastAPI, factory: Factory) -> None:
+    """The search answer is written from remembered preview JSON (vpx.contacts.service): byte for byte
+    the models' JSON, with accents and quotes, every price tier, and a preview whose price changes."""
+    from vpx.contacts import service
+    from vpx.contacts.search import SearchQuery
+
+    ids = await factory.demo(120)
+    odd = await factory.contacts(
+        [
+            {"business_name": 'Café "Zoë" Dental', "city": "San José", "state": "CA", "industry": "dental"},
+            {"business_name": "Back\\slash Dental", "city": "Reno", "state": "NV", "industry": "dental"},
+        ]
+    )
+    for contact_id, level in zip([*odd, *ids[:3]], ["hot", "warm", "cold", "hot", None], strict=True):
+        await factory.set_intent(contact_id, level)
+    settings, search, database = app.state.settings, app.state.search, app.state.database
+    questions = [SearchQuery(text="dental", limit=100), SearchQuery(text="zoe"), SearchQuery(state="CA", text="co")]
+    for round_ in range(2):
+        if round_:
+            await factory.set_intent(odd[0], "cold")  # the same row with another price
+        for question in questions:
+            async with database.read_engine.connect() as connection:
+                written = await service.search_contacts_json(
+                    connection, backend=search, query=question, settings=settings
+                )
+                model = await service.search_contacts(connection, backend=search, query=question, settings=settings)
+            assert written == model.model_dump_json().encode()
+            assert model.contacts or question.text == "zoe"
+    async with database.read_engine.connect() as connection:
+        zoe = await service.search_contacts(connection, backend=search, query=questions[1], settings=settings)
+    assert zoe.contacts[0].reveal_cost == settings.price_cold
+
+
+async def test_first_pages_of_every_size_agree_with_the_later_pages(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    """A first page is read on its own (one pass on PostgreSQL) and remembered with at least 25 ids;
+    a larger first page asked next reads again, and every first page is the start of what the later
+    pages (from the kept matches) continue, in tier order."""
+    account = await factory.account()
+    await factory.demo(600)
+    headers = account.headers("ro")
+    questions = [{"q": "co"}, {"q": "co", "state": "CA"}, {"q": "group"}, {"q": "dentl"}, {"license_type": "business"}]
+    for question in questions:
+        walk: list[str] = []
+        for offset in range(0, 140, 10):
+            params = {**question, "limit": 10, "offset": offset}
+            walk += [
+                c["id"]
+                for c in (await client.get("/api/v1/contacts/search", params=params, headers=headers)).json()[
+                    "contacts"
+                ]
+            ]
+        assert len(walk) >= 5, question
+        for limit in (3, 40, 100, 5):
+            body = (
+                await client.get("/api/v1/contacts/search", params={**question, "limit": limit}, headers=headers)
+            ).json()
+            assert [c["id"] for c in body["contacts"]] == walk[:limit], (question, limit)
+            assert body["total"] >= len(walk)

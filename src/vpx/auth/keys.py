@@ -58,7 +58,7 @@ def parse_key(raw: str) -> KeyType | None:
             rest = raw[len(prefix) :]
             if len(rest) < BODY_LENGTH + CHECKSUM_LENGTH or len(rest) > 128:
                 return None
-            if not all(ch in BASE62 for ch in rest):
+            if not rest.isascii() or not rest.isalnum():  # base62: ASCII letters and digits
                 return None
             head, check = raw[:-CHECKSUM_LENGTH], raw[-CHECKSUM_LENGTH:]
             return key_type if checksum(head) == check else None

@@ -62,8 +62,8 @@ async def _search(request: Request, search: Search, settings: Settings, query: S
     # serialised once here rather than validated again against the response model.
     database: Database = request.app.state.database
     async with database.read_engine.connect() as connection:
-        result = await contact_service.search_contacts(connection, backend=search, query=query, settings=settings)
-    return Response(result.model_dump_json(), media_type="application/json")
+        body = await contact_service.search_contacts_json(connection, backend=search, query=query, settings=settings)
+    return Response(body, media_type="application/json")
 
 
 @router.get("/search", response_model=SearchResult, responses=READ_ERRORS, summary="Search contacts")

@@ -40,6 +40,18 @@ class Matches:
     complete: bool
 
 
+@dataclass(frozen=True)
+class FirstPage:
+    """The first matches of a query in page order (every tier), how many there are in all, and the
+    highest contact id when they were read: the kept matches of its later pages stop at that id, so
+    contacts added since cannot shift them."""
+
+    ids: array[int]
+    total: int
+    complete: bool
+    horizon: int
+
+
 def _retrieve(future: asyncio.Future[Any]) -> None:
     """Marks a failed computation's error as seen: its own request raises it already."""
     if not future.cancelled():

@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from rapidfuzz.distance import OSA
-from sqlalchemy import Select, func, select
+from sqlalchemy import Select, func, select, text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from vpx.contacts.normalise import fold, words
-from vpx.contacts.search.caches import AnswerCache, Matches
+from vpx.contacts.search.caches import AnswerCache, FirstPage, Matches
 from vpx.models import Contact
 
 if TYPE_CHECKING:
@@ -25,6 +25,10 @@ MAX_CORRECTIONS = 3
 # How many of a query's first matches are kept per tier: 40 pages of 25. Deeper pages are read from
 # the index with an offset.
 KEPT_MATCHES = 1_000
+# A first page (offset 0) is read on its own, with its total, and at least this many of its ids are
+# remembered; the kept matches are read only when a later page is asked for.
+FIRST_IDS = 25
+_HIGHEST_ID = text("SELECT max(id) FROM contacts")
 
 # Searches read through an ORM session or a bare connection (the API's search uses the latter: it
 # has nothing to load into a session).
@@ -141,6 +145,8 @@ class BaseBackend:
         self.corrections: AnswerCache[tuple[str, ...]] = AnswerCache(capacity=8192)
         # The first KEPT_MATCHES ids of each tier of recent queries: at most ~16 MB of ids.
         self.matches: AnswerCache[Matches] = AnswerCache(capacity=2_000_000, weigh=lambda m: len(m.ids))
+        # Each recent query's first page: its ids (page order), total and horizon; at most ~3 MB of ids.
+        self.firsts: AnswerCache[FirstPage] = AnswerCache(capacity=400_000, weigh=lambda f: len(f.ids))
         self.database: Database | None = None
 
     def refresh_from(self, database: Database) -> Self:
@@ -172,10 +178,33 @@ class BaseBackend:
         raise NotImplementedError
 
     async def fetch_ids(
-        self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int, limit: int, size: int | None
+        self,
+        session: Reader,
+        query: SearchQuery,
+        plan: TermPlan,
+        tier: int,
+        limit: int,
+        size: int | None,
+        horizon: int | None = None,
     ) -> list[int]:
-        """The ids of the tier's first ``limit`` matches, in id order (``size`` as for fetch)."""
+        """The ids of the tier's first ``limit`` matches, in id order (``size`` as for fetch), none
+        above ``horizon`` when given."""
         raise NotImplementedError
+
+    async def read_first(
+        self, session: Reader, query: SearchQuery, plan: TermPlan, limit: int
+    ) -> tuple[list[Any], int, int]:
+        """The first ``limit`` matches in page order (preview rows), how many there are in all, and
+        the highest contact id. Backends may answer it in one statement."""
+        horizon = int(await session.scalar(_HIGHEST_ID) or 0)
+        total = await self.count(session, query, plan, ALL)
+        rows: list[Any] = []
+        for tier in (NAME_TIER, OTHER_TIER) if plan.text else (ALL,):
+            if total == 0 or len(rows) >= limit:
+                break
+            size = await self.tier_size_hint(session, query, plan, tier)
+            rows += await self.fetch(session, query, plan, tier, limit - len(rows), 0, size)
+        return rows, total, horizon
 
     async def rows_by_id(self, session: Reader, ids: list[int]) -> list[Any]:
         """The preview columns of the active contacts among ``ids``, in any order."""
@@ -200,6 +229,8 @@ class BaseBackend:
         plan = await self.plan(session, query)
         if plan.empty:
             return await self.browse(session, query)
+        if query.offset == 0:
+            return await self._first_page(session, query, plan)
         total = await self.count(session, query, plan, ALL)
         if total == 0:
             return SearchPage(rows=[], total=0)
@@ -230,10 +261,36 @@ class BaseBackend:
             page += [by_id[i] for i in part if i in by_id] if is_ids else part
         return SearchPage(rows=page, total=total)
 
+    async def _first_page(self, session: Reader, query: SearchQuery, plan: TermPlan) -> SearchPage:
+        """A first page: what most searches ask for, and most only once. Read on its own (one pass
+        over the matches on PostgreSQL) rather than with a thousand kept matches per tier."""
+        want = max(query.limit, FIRST_IDS)
+        read: list[Any] | None = None
+
+        async def compute(reader: Reader) -> FirstPage:
+            nonlocal read
+            rows, total, horizon = await self.read_first(reader, query, plan, want + 1)
+            read = rows
+            ids = array("q", [row.id for row in rows[:want]])
+            return FirstPage(ids=ids, total=total, complete=len(rows) <= want, horizon=horizon)
+
+        key = query.count_key()
+        first = await self.firsts.get(key, compute, session, background=self._background())
+        if not first.complete and len(first.ids) < query.limit:
+            first = await compute(session)  # remembered for a smaller page
+            self.firsts.put(key, first)
+        if read is not None:  # this request read the rows itself
+            return SearchPage(rows=read[: query.limit], total=first.total)
+        ids = list(first.ids[: query.limit])
+        by_id = {row.id: row for row in await self.rows_by_id(session, ids)} if ids else {}
+        return SearchPage(rows=[by_id[i] for i in ids if i in by_id], total=first.total)
+
     async def _matches(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> Matches:
         async def compute(reader: Reader) -> Matches:
             size = await self.tier_size_hint(reader, query, plan, tier)
-            ids = await self.fetch_ids(reader, query, plan, tier, KEPT_MATCHES + 1, size)
+            first = self.firsts.peek(query.count_key())
+            horizon = first.horizon if first is not None else None
+            ids = await self.fetch_ids(reader, query, plan, tier, KEPT_MATCHES + 1, size, horizon)
             return Matches(ids=array("q", ids[:KEPT_MATCHES]), complete=len(ids) <= KEPT_MATCHES)
 
         return await self.matches.get((*query.count_key(), tier), compute, session, background=self._background())

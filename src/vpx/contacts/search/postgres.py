@@ -82,12 +82,15 @@ _HAS_PREFIX = text("SELECT 1 FROM search_terms WHERE term ~>=~ :low AND term ~<~
 _SIMILAR = text("SELECT term FROM search_terms WHERE term % :word ORDER BY similarity(term, :word) DESC, term LIMIT 60")
 
 
-@lru_cache(maxsize=64)
-def _statement(kind: str, tier: int, faceted: bool, bitmap: bool = False) -> TextClause:
+@lru_cache(maxsize=128)
+def _statement(kind: str, tier: int, faceted: bool, bitmap: bool = False, bounded: bool = False) -> TextClause:
     """The SQL of one shape of question, built once: ``kind`` count, ids or rows, for a tier, with or
-    without filters, read through the GIN index and sorted (``bitmap``) or in primary-key order.
-    The words are parameters (``:query``, ``:name_query``, ``:facets``); the same as ``_matches``."""
+    without filters, read through the GIN index and sorted (``bitmap``) or in primary-key order, up
+    to a contact id (``bounded``: ``:horizon``). The words are parameters (``:query``,
+    ``:name_query``, ``:facets``); the same as ``_matches``."""
     facets = " && CAST(:facets AS tsquery)" if faceted else ""
+    if kind == "first":
+        return _first_statement(tier, facets)
     words, in_name = "to_tsquery('simple', :query)", "to_tsquery('simple', :name_query)"
     if tier == NAME_TIER:
         where = f"search_vector @@ ({in_name}{facets})"
@@ -95,6 +98,8 @@ def _statement(kind: str, tier: int, faceted: bool, bitmap: bool = False) -> Tex
         where = f"search_vector @@ ({words}{facets}) AND NOT search_vector @@ {in_name}"
     else:
         where = f"search_vector @@ ({words}{facets})"
+    if bounded:
+        where += " AND id <= :horizon"
     # `id + 0` is not the indexed expression: the planner must read the matches and sort them.
     order = "id + 0" if bitmap else "id"
     if kind == "count":
@@ -110,6 +115,24 @@ def _statement(kind: str, tier: int, faceted: bool, bitmap: bool = False) -> Tex
     return text(
         f"SELECT {_PREVIEW} FROM contacts WHERE status = 'active' AND {where} "
         f"ORDER BY {order} LIMIT :limit OFFSET :offset"
+    )
+
+
+def _first_statement(tier: int, facets: str) -> TextClause:
+    """A first page in one pass over the matches: every match read once through the GIN index,
+    counted (in all, and those with every word in the name), and the page taken in tier order; the
+    highest contact id beside it. Reading the kept matches of each tier as well cost two or three
+    more passes over a common word's matches."""
+    words, in_name = "to_tsquery('simple', :query)", "to_tsquery('simple', :name_query)"
+    if tier == ALL:
+        named, order = "0", "id"
+    else:
+        named = f"count(*) FILTER (WHERE search_vector @@ {in_name}) OVER ()"
+        order = f"NOT (search_vector @@ {in_name}), id"
+    return text(
+        f"SELECT {_PREVIEW}, count(*) OVER () AS total, {named} AS named, (SELECT max(id) FROM contacts) AS horizon "
+        f"FROM contacts WHERE status = 'active' AND search_vector @@ ({words}{facets}) "
+        f"ORDER BY {order} LIMIT :limit"
     )
 
 
@@ -164,19 +187,49 @@ class PostgresSearch(BaseBackend):
         return list((await session.execute(statement, parameters)).all())
 
     async def fetch_ids(
-        self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int, limit: int, size: int | None
+        self,
+        session: Reader,
+        query: SearchQuery,
+        plan: TermPlan,
+        tier: int,
+        limit: int,
+        size: int | None,
+        horizon: int | None = None,
     ) -> list[int]:
         if size == 0:
             return []
         parameters = {**_parameters(plan, query, tier), "limit": limit}
+        bounded = horizon is not None
+        if bounded:
+            parameters["horizon"] = horizon
         faceted = bool(facet_terms(query))
         if size is None and tier != ALL:
             # Counting the tier first and then reading it read its matches twice.
-            rows = (await session.execute(_statement("counted ids", tier, faceted), parameters)).all()
-            self.counts.put((*query.count_key(), tier), int(rows[0][1]) if rows else 0)
+            statement = _statement("counted ids", tier, faceted, bounded=bounded)
+            rows = (await session.execute(statement, parameters)).all()
+            if not bounded:
+                self.counts.put((*query.count_key(), tier), int(rows[0][1]) if rows else 0)
             return [row[0] for row in rows]
-        statement = _statement("ids", tier, faceted, _bitmap_is_cheaper(size, limit))
+        statement = _statement("ids", tier, faceted, _bitmap_is_cheaper(size, limit), bounded)
         return [row[0] for row in await session.execute(statement, parameters)]
+
+    async def read_first(
+        self, session: Reader, query: SearchQuery, plan: TermPlan, limit: int
+    ) -> tuple[list[Any], int, int]:
+        tier = NAME_TIER if plan.text else ALL
+        parameters = {**_parameters(plan, query, ALL), "limit": limit}
+        if tier == NAME_TIER:
+            parameters["name_query"] = tsquery_text(plan, name_only=True)
+        rows = list((await session.execute(_statement("first", tier, bool(facet_terms(query))), parameters)).all())
+        if not rows:
+            self.counts.put((*query.count_key(), ALL), 0)
+            return [], 0, 0
+        total, named, horizon = int(rows[0].total), int(rows[0].named), int(rows[0].horizon)
+        self.counts.put((*query.count_key(), ALL), total)
+        if tier == NAME_TIER:
+            self.counts.put((*query.count_key(), NAME_TIER), named)
+            self.counts.put((*query.count_key(), OTHER_TIER), total - named)
+        return rows, total, horizon
 
     async def rows_by_id(self, session: Reader, ids: list[int]) -> list[Any]:
         return list((await session.execute(_ROWS_BY_ID, {"ids": ids})).all())

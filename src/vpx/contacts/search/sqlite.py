@@ -68,6 +68,9 @@ _COUNT = text("SELECT count(*) FROM contacts_fts WHERE contacts_fts MATCH :match
 _HAS_PREFIX = text("SELECT 1 FROM search_terms WHERE term >= :low AND term < :high LIMIT 1")
 _SIMILAR = text("SELECT term FROM search_terms_trgm WHERE search_terms_trgm MATCH :match ORDER BY rank LIMIT 60")
 _IDS = text("SELECT rowid FROM contacts_fts WHERE contacts_fts MATCH :match ORDER BY rowid LIMIT :limit")
+_IDS_UP_TO = text(
+    "SELECT rowid FROM contacts_fts WHERE contacts_fts MATCH :match AND rowid <= :horizon ORDER BY rowid LIMIT :limit"
+)
 # One parameter whatever the number of ids (a JSON array), so that one prepared statement serves.
 _ROWS_BY_ID = text(
     f"SELECT {_PREVIEW} FROM contacts WHERE contacts.id IN (SELECT value FROM json_each(:ids)) "
@@ -92,9 +95,20 @@ class SqliteSearch(BaseBackend):
         return list(result.all())
 
     async def fetch_ids(
-        self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int, limit: int, size: int | None
+        self,
+        session: Reader,
+        query: SearchQuery,
+        plan: TermPlan,
+        tier: int,
+        limit: int,
+        size: int | None,
+        horizon: int | None = None,
     ) -> list[int]:
-        result = await session.execute(_IDS, {"match": match_expression(plan, query, tier), "limit": limit})
+        parameters = {"match": match_expression(plan, query, tier), "limit": limit}
+        if horizon is None:
+            result = await session.execute(_IDS, parameters)
+        else:
+            result = await session.execute(_IDS_UP_TO, {**parameters, "horizon": horizon})
         return [row[0] for row in result]
 
     async def rows_by_id(self, session: Reader, ids: list[int]) -> list[Any]:
