@@ -26,6 +26,8 @@ from vpx.visitors.schemas import (
 )
 
 router = APIRouter(prefix="/api/v1/visitors", tags=["visitors"])
+# Site ids are `site_` and letters and digits: a filter that could be none is refused as such (422).
+SITE_ID_PATTERN = r"^[A-Za-z0-9_]+$"
 SiteId = Annotated[str, Path(max_length=40, examples=["site_3kTz9aQ1xYb2LmN0"])]
 
 
@@ -113,7 +115,7 @@ async def identify(
 async def list_visits(
     caller: ReadCaller,
     session: ReadSession,
-    site_id: Annotated[str | None, Query(max_length=40)] = None,
+    site_id: Annotated[str | None, Query(max_length=40, pattern=SITE_ID_PATTERN)] = None,
     identified: bool | None = None,
     since: Annotated[Timestamp | None, Query(description="Only visits at or after this time.")] = None,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
@@ -141,7 +143,7 @@ async def list_visits(
 async def list_companies(
     caller: ReadCaller,
     session: ReadSession,
-    site_id: Annotated[str | None, Query(max_length=40)] = None,
+    site_id: Annotated[str | None, Query(max_length=40, pattern=SITE_ID_PATTERN)] = None,
     since: Annotated[Timestamp | None, Query(description="Only visits at or after this time.")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 100,
 ) -> CompanyList:

@@ -1,0 +1,65 @@
+"""What each search question costs when no process has answered it yet: the 40 searches of
+`bench/wrk/search.lua`, without a state and with CA, asked once each in sequence, in process, on a
+fresh search backend (nothing remembered). Prints the slowest and the sum, per database.
+
+    .venv/bin/python -m bench.catalogue_build            # once: the 1,000,000-contact catalogues
+    .venv/bin/python -m bench.search_questions [--backends sqlite,postgresql]
+
+The cold-start figure of `bench/http_load.py` is these costs, each paid by every server process and
+queued behind one another on the machine's cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import time
+from pathlib import Path
+
+from bench.catalogue_build import NAME as PG_NAME
+from bench.common import postgres_url, sqlite_url
+from vpx.config import Settings
+from vpx.contacts.search import SearchQuery, backend_for
+from vpx.db import Database
+
+SCRIPT = Path(__file__).resolve().parent / "wrk" / "search.lua"
+
+
+def questions() -> list[str]:
+    """The words of the wrk script, so that both benchmarks ask the same."""
+    block = re.search(r"local words = \{(.*?)\}", SCRIPT.read_text(), re.S)
+    assert block is not None
+    return re.findall(r'"([^"]+)"', block.group(1))
+
+
+async def measure(url: str, show: int) -> None:
+    database = Database(Settings(database_url=url))
+    backend = backend_for(database.dialect)
+    timings = []
+    for state in (None, "CA"):
+        for words in questions():
+            query = SearchQuery(text=words, state=state)
+            async with database.read_engine.connect() as connection:
+                started = time.perf_counter()
+                page = await backend.search(connection, query)
+                timings.append((time.perf_counter() - started, words, state, page.total))
+    await database.dispose()
+    timings.sort(reverse=True)
+    print(f"{database.dialect}: {len(timings)} questions, {sum(t for t, *_ in timings):.2f} s in all")
+    for seconds, words, state, total in timings[:show]:
+        print(f"  {seconds * 1000:7.1f} ms  {words!r:<18} {state or 'all states':<11} {total:>7,} matches")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--show", type=int, default=8, help="how many of the slowest to list")
+    args = parser.parse_args()
+    urls = {"sqlite": sqlite_url("catalogue"), "postgresql": postgres_url(PG_NAME)}
+    for backend in args.backends.split(","):
+        asyncio.run(measure(urls[backend], args.show))
+
+
+if __name__ == "__main__":
+    main()
