@@ -25,9 +25,6 @@ from sqlalchemy.types import TypeDecorator
 from vpx import sqlite_inline
 from vpx.config import Settings
 
-# SQLite's own ceiling for memory-mapped reads (SQLITE_MAX_MMAP_SIZE); larger files read the rest as usual.
-SQLITE_MMAP_BYTES = 0x7FFF0000
-
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
     "uq": "uq_%(table_name)s_%(column_0_N_name)s",
@@ -186,10 +183,6 @@ def _sqlite_engine(settings: Settings, *, immediate: bool | None, pool: bool) ->
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA synchronous=NORMAL")
-        # Reads straight from the operating system's cache, shared by every connection, instead of a
-        # 2 MB page cache per connection: a page of 25 contacts by id 94 -> 62 µs at 1,000,000
-        # contacts (docs/benchmarks.md). Address space only; the memory is the system's page cache.
-        cursor.execute(f"PRAGMA mmap_size={SQLITE_MMAP_BYTES}")
         cursor.close()
 
     if immediate is None:
