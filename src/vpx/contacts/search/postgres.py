@@ -124,15 +124,20 @@ def _first_statement(tier: int, facets: str) -> TextClause:
     highest contact id beside it. Reading the kept matches of each tier as well cost two or three
     more passes over a common word's matches."""
     words, in_name = "to_tsquery('simple', :query)", "to_tsquery('simple', :name_query)"
-    if tier == ALL:
-        named, order = "0", "id"
-    else:
-        named = f"count(*) FILTER (WHERE search_vector @@ {in_name}) OVER ()"
-        order = f"NOT (search_vector @@ {in_name}), id"
+    # Whether a match has every word in its name, tested once a row: testing it again in the count
+    # and the ordering doubled the pass ("accounting": 101 -> 49 ms; the count alone 25 ms).
+    # Only (id, in name) go through the count and the sort, tested before them (OFFSET 0 keeps the
+    # planner from pulling the test up past the count): carrying each match's row, vector included,
+    # through the count spilled 24,000 rows to temporary files. The page's rows are read afterwards.
+    named = "false" if tier == ALL else f"search_vector @@ {in_name}"
+    preview = ", ".join(f"c.{name.strip()}" for name in _PREVIEW.split(","))
     return text(
-        f"SELECT {_PREVIEW}, count(*) OVER () AS total, {named} AS named, (SELECT max(id) FROM contacts) AS horizon "
-        f"FROM contacts WHERE status = 'active' AND search_vector @@ ({words}{facets}) "
-        f"ORDER BY {order} LIMIT :limit"
+        f"SELECT {preview}, page.total, page.named, (SELECT max(id) FROM contacts) AS horizon FROM ("
+        "SELECT id, in_name, count(*) OVER () AS total, count(*) FILTER (WHERE in_name) OVER () AS named "
+        f"FROM (SELECT id, {named} AS in_name FROM contacts "
+        f"WHERE status = 'active' AND search_vector @@ ({words}{facets}) OFFSET 0) AS matches "
+        "ORDER BY NOT in_name, id LIMIT :limit"
+        ") AS page JOIN contacts c ON c.id = page.id ORDER BY NOT page.in_name, page.id"
     )
 
 
