@@ -6,8 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -17,6 +16,7 @@ import httpx
 from httpx_sse import ServerSentEvent, aconnect_sse
 from sqlalchemy import func, select
 
+from tests.faults.support import wait_until as wait_until
 from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
 from vpx.auth.keys import KeyType
@@ -127,16 +127,6 @@ async def count_ledger_entries(database: Database, account_id: str, kind: str) -
             .where(LedgerEntry.account_id == account_id, LedgerEntry.kind == kind)
         )
     return int(found or 0)
-
-
-async def wait_until(condition: Callable[[], Awaitable[bool]], *, limit: float = WAIT_S, every: float = 0.05) -> bool:
-    """Polls ``condition`` until it holds or ``limit`` seconds have passed; returns whether it held."""
-    deadline = time.monotonic() + limit
-    while time.monotonic() < deadline:
-        if await condition():
-            return True
-        await asyncio.sleep(every)
-    return await condition()
 
 
 class Stream:

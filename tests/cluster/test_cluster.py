@@ -25,6 +25,7 @@ from bench.cluster import TEST_SETTINGS, Cluster, ClusterUnavailable, ensure_ngi
 from sqlalchemy import select
 
 from tests.cluster.support import (
+    WAIT_S,
     count_ledger_entries,
     evidence,
     ingest_at,
@@ -205,7 +206,7 @@ async def test_every_webhook_event_arrives_under_one_id_while_a_worker_is_killed
             arrived = {r.headers["webhook-id"] for r in receiver.received()}
             return any(d.leased_by == victim and d.event_id in arrived for d in await deliveries())
 
-        assert await wait_until(victim_has_sent_some_in_flight), cluster.log("worker-0")
+        assert await wait_until(victim_has_sent_some_in_flight, limit=WAIT_S), cluster.log("worker-0")
         cluster.kill_worker(0)
         arrived_before = {r.headers["webhook-id"] for r in receiver.received()}
         at_kill = await deliveries()
