@@ -16,6 +16,7 @@ from vpx.visitors import service
 from vpx.visitors.addresses import clean_url, parse_visitor
 from vpx.visitors.resolution import VisitorResolver
 from vpx.visitors.schemas import (
+    SITE_ID_PATTERN,
     CompanyList,
     Identification,
     IdentifyRequest,
@@ -26,9 +27,7 @@ from vpx.visitors.schemas import (
 )
 
 router = APIRouter(prefix="/api/v1/visitors", tags=["visitors"])
-# Site ids are `site_` and letters and digits: a filter that could be none is refused as such (422).
-SITE_ID_PATTERN = r"^[A-Za-z0-9_]+$"
-SiteId = Annotated[str, Path(max_length=40, examples=["site_3kTz9aQ1xYb2LmN0"])]
+SiteId = Annotated[str, Path(max_length=40, pattern=SITE_ID_PATTERN, examples=["site_3kTz9aQ1xYb2LmN0"])]
 
 
 def resolver_of(request: Request) -> VisitorResolver:

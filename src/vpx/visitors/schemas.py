@@ -64,10 +64,15 @@ class PageView(BaseModel):
     title: SingleLine | None = Field(default=None, max_length=1000)
 
 
+# Site ids are `site_` and letters and digits: anything else cannot name a site and is refused as such
+# (422), in the body, the path and the filters alike.
+SITE_ID_PATTERN = r"^[A-Za-z0-9_]+$"
+
+
 class IdentifyRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    site_id: str = Field(min_length=1, max_length=40)
+    site_id: str = Field(min_length=1, max_length=40, pattern=SITE_ID_PATTERN)
     ip: str = Field(min_length=2, max_length=64, description="The visitor's IPv4 or IPv6 address.")
     url: Url
     user_agent: SingleLine | None = Field(default=None, max_length=1000)

@@ -663,7 +663,10 @@ class IdentifyRequest(ApiModel):
         ),
     ] = None
     referrer: Annotated[Referrer | None, Field(title="Referrer")] = None
-    site_id: Annotated[str, Field(max_length=40, min_length=1, title="Site Id")]
+    site_id: Annotated[
+        str,
+        Field(max_length=40, min_length=1, pattern="^[A-Za-z0-9_]+$", title="Site Id"),
+    ]
     url: Annotated[
         str,
         Field(
