@@ -168,7 +168,8 @@ async def test_delivery_time_check_refuses_a_name_that_now_resolves_privately(
     assert await deliver_round(app) == 1
     [attempt] = await attempts(app)
     assert attempt.status_code is None and attempt.error is not None
-    assert attempt.error.startswith("address_refused") and "loopback" in attempt.error
+    assert attempt.error.startswith("address_refused") and "non-public" in attempt.error
+    assert "127.0.0.1" not in attempt.error and "loopback" not in attempt.error
     assert receiver.received() == []
 
 
@@ -209,3 +210,106 @@ async def test_delivery_refuses_what_registration_would(
     [delivery] = await deliveries(app)
     assert delivery.status == "pending" and delivery.attempt_count == 1
     assert receiver.received() == []
+
+
+# A name's address is never told back: "host vm resolves to 127.0.0.1" would let a customer map the
+# service's own network by registering names and reading the refusals.
+INTERNAL_ZONE = {
+    "vm": ["127.0.0.1"],
+    "db.internal": ["10.20.30.40"],
+    "meta.internal": ["169.254.169.254"],
+    "ula.internal": ["fd12:3456::9"],
+    "odd.internal": ["not-an-address"],
+}
+
+
+async def internal_dns(host: str, port: int) -> list[str]:
+    return INTERNAL_ZONE.get(host) or ZONE["public.example"]
+
+
+@pytest.mark.parametrize("host", sorted(INTERNAL_ZONE))
+async def test_a_refused_name_is_not_answered_with_its_address(host: str) -> None:
+    with pytest.raises(TargetRefused) as refused:
+        await check_target(f"https://{host}/hook", allow_private=False, resolver=internal_dns)
+    message = str(refused.value)
+    for text in INTERNAL_ZONE[host]:
+        assert text not in message
+    for kind in ("loopback", "private", "metadata", "link-local", "unicast"):
+        assert kind not in message
+    if host != "odd.internal":
+        assert message == f"host {host} resolves to a non-public address"
+
+
+async def test_a_literal_address_is_still_named_in_its_refusal() -> None:
+    with pytest.raises(TargetRefused, match="127.0.0.1 is a loopback address"):
+        await check_target("https://127.0.0.1/hook", allow_private=False, resolver=internal_dns)
+
+
+async def test_every_surface_of_the_guard_keeps_a_names_address_to_itself(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory, clock: FixedClock
+) -> None:
+    """Webhook endpoints, a batch's webhook_url, mailbox hosts (SMTP and IMAP) and the delivery log."""
+    app.state.webhook_resolver = internal_dns
+    app.state.settings = app.state.settings.model_copy(update={"mailbox_allow_private": False})
+    account = await factory.account()
+    answers = [
+        await client.post(
+            "/api/v1/webhooks",
+            json={"url": "https://db.internal/hook", "events": ["signal.created"]},
+            headers=account.headers("full"),
+        ),
+        await client.post(
+            "/api/v1/contacts/batch-reveal",
+            json={"contact_ids": ["ct_1"], "webhook_url": "https://db.internal/hook"},
+            headers=account.headers("live"),
+        ),
+    ]
+    mailbox = {"email": "a@b.example", "smtp_port": 25, "smtp_security": "none", "postal_address": "1 Main St"}
+    answers.append(
+        await client.post(
+            "/api/v1/mailboxes", json={**mailbox, "smtp_host": "db.internal"}, headers=account.headers("full")
+        )
+    )
+    answers.append(
+        await client.post(
+            "/api/v1/mailboxes",
+            json={**mailbox, "smtp_host": "smtp.acme.example", "imap_host": "db.internal", "imap_port": 993},
+            headers=account.headers("full"),
+        )
+    )
+    for answer in answers:
+        assert answer.status_code == 422, answer.text
+        assert "resolves to a non-public address" in answer.text, answer.text
+        assert "10.20.30.40" not in answer.text and "private" not in answer.text
+
+    async with app.state.database.write_sessions() as session, session.begin():
+        await webhook_service.enqueue_to_url(
+            session,
+            account_id=account.id,
+            url="https://meta.internal/hook",
+            secret_sealed=app.state.secrets.seal(new_secret()),
+            event_type="batch_reveal.completed",
+            data={"batch_id": "brv_x"},
+            now=clock.now(),
+        )
+    assert await deliver_round(app) == 1
+    [attempt] = await attempts(app)
+    assert attempt.error == "address_refused: host meta.internal resolves to a non-public address"
+
+
+async def test_mail_connections_keep_a_names_address_to_themselves() -> None:
+    """The SMTP and IMAP clients check the host again when they connect (a mailbox's errors are shown
+    to its account)."""
+    from vpx.mailboxes import imap, smtp
+
+    smtp_account = smtp.SmtpAccount(
+        host="vm", port=25, security="none", username=None, password=None, allow_private=False
+    )
+    with pytest.raises(smtp.SmtpError) as smtp_refused:
+        await smtp.verify(smtp_account, resolver=internal_dns)
+    assert str(smtp_refused.value) == "refused: host vm resolves to a non-public address"
+    # The IMAP client asks the system resolver; "localhost" is a name that resolves to loopback.
+    imap_account = imap.ImapAccount(host="localhost", port=993, security="tls", username="u", password="p")
+    with pytest.raises(imap.ImapError) as imap_refused:
+        imap.verify(imap_account)
+    assert str(imap_refused.value) == "refused: host localhost resolves to a non-public address"

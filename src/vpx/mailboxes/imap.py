@@ -26,7 +26,7 @@ from typing import Any
 from imapclient import IMAPClient  # type: ignore[import-untyped]
 
 from vpx.mailboxes.inbound import canonical_message_id
-from vpx.webhooks.addresses import refusal
+from vpx.webhooks.addresses import checked_address
 
 SECURITIES = ("tls", "starttls", "none")
 REASON_CHARS = 500
@@ -240,10 +240,9 @@ def _checked_addresses(account: ImapAccount) -> list[IPAddress]:
         found = list(dict.fromkeys(str(info[4][0]) for info in infos))
     addresses: list[IPAddress] = []
     for text in found:
-        address = ipaddress.ip_address(text.split("%", 1)[0])
-        why = refusal(address, allow_private=account.allow_private)
-        if why is not None:
-            raise ImapError(f"refused: {why}" if text == host else f"refused: host {host} resolves to {why}")
+        address, why = checked_address(host, text, allow_private=account.allow_private)
+        if address is None:
+            raise ImapError(f"refused: {why}")
         addresses.append(address)
     if not addresses:
         raise ImapError(f"host {host} does not resolve")

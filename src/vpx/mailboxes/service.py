@@ -21,7 +21,7 @@ from vpx.mailboxes.smtp import SmtpAccount, SmtpError
 from vpx.mailboxes.smtp import verify as smtp_verify
 from vpx.models import Mailbox, Sequence, SequenceMessage
 from vpx.secrets import SecretBox
-from vpx.webhooks.addresses import Resolver, refusal
+from vpx.webhooks.addresses import Resolver, checked_address
 
 IMAP_PORTS = {"tls": 993, "starttls": 143, "none": 143}
 
@@ -39,11 +39,7 @@ async def check_host(host: str, port: int, *, field: str, settings: Settings, re
     if not addresses:
         raise InvalidParameters.field(field, f"host {host} does not resolve")
     for text in addresses:
-        try:
-            address = ipaddress.ip_address(text)
-        except ValueError:
-            raise InvalidParameters.field(field, f"host {host} resolves to {text!r}, not an address") from None
-        why = refusal(address, allow_private=settings.mailbox_allow_private)
+        _, why = checked_address(host, text, allow_private=settings.mailbox_allow_private)
         if why is not None:
             raise InvalidParameters.field(field, f"refused: {why}")
 

@@ -35,7 +35,7 @@ from typing import Literal
 
 import aiosmtplib
 
-from vpx.webhooks.addresses import Resolver, refusal, system_resolver
+from vpx.webhooks.addresses import Resolver, checked_address, system_resolver
 
 Status = Literal["accepted", "rejected", "deferred"]
 SECURITIES = ("starttls", "tls", "none")
@@ -286,13 +286,9 @@ class SmtpSession:
             raise _Deferred(Outcome("deferred", None, f"host {host} does not resolve"))
         addresses = []
         for text in found:
-            try:
-                address = ipaddress.ip_address(text.split("%", 1)[0])
-            except ValueError:
-                raise SmtpError(f"host {host} resolves to {text!r}, not an address") from None
-            why = refusal(address, allow_private=self.account.allow_private)
-            if why is not None:
-                raise SmtpError(f"refused: {why}" if text == host else f"refused: host {host}: {why}")
+            address, why = checked_address(host, text, allow_private=self.account.allow_private)
+            if address is None:
+                raise SmtpError(f"refused: {why}")
             addresses.append(address)
         return addresses
 

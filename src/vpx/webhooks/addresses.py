@@ -28,6 +28,8 @@ METADATA = frozenset(
     ipaddress.ip_address(a) for a in ("169.254.169.254", "169.254.170.2", "100.100.100.200", "fd00:ec2::254")
 )
 NAT64 = ipaddress.ip_network("64:ff9b::/96")
+# How a refused name is described: never with the address it resolves to.
+NON_PUBLIC = "resolves to a non-public address"
 # A host made only of digits, hex and dots ("2130706433", "0x7f.1", "017700000001"): an address in
 # a form that resolvers read differently; only canonical dotted quads and bracketed IPv6 are accepted.
 _NUMERIC_HOST = re.compile(r"^(0x[0-9a-f]*|[0-9]+)(\.(0x[0-9a-f]*|[0-9]*))*\.?$", re.IGNORECASE)
@@ -157,13 +159,28 @@ async def check_target(raw: str, *, allow_private: bool, resolver: Resolver = sy
             raise TargetRefused(f"host {host} does not resolve")
     addresses: list[IPAddress] = []
     for text in found:
-        try:
-            address = ipaddress.ip_address(text.split("%", 1)[0])
-        except ValueError:
-            raise TargetRefused(f"host {host} resolves to {text!r}, not an address") from None
-        reason = refusal(address, allow_private=allow_private)
+        address, reason = checked_address(host, text, allow_private=allow_private)
         if reason is not None:
-            shown = reason if _is_literal(host) else f"host {host} resolves to {reason}"
-            raise TargetRefused(shown)
+            raise TargetRefused(reason)
+        assert address is not None
         addresses.append(address)
     return Target(url=url, address=addresses[0])
+
+
+def checked_address(host: str, text: str, *, allow_private: bool) -> tuple[IPAddress | None, str | None]:
+    """One address ``host`` was found at: the address and None when it may be reached, or None and
+    why not.
+
+    A literal address is named in the reason (the user wrote it). A name's address never is, nor the
+    kind of address it is: "host vm resolves to 127.0.0.1" would tell a customer what the service's
+    own network calls its machines. Every caller of the guard (webhooks, mail hosts) words it so."""
+    try:
+        address = ipaddress.ip_address(text.split("%", 1)[0])
+    except ValueError:
+        return None, f"host {host} does not resolve to an address"
+    reason = refusal(address, allow_private=allow_private)
+    if reason is None:
+        return address, None
+    if _is_literal(host.strip().removeprefix("[").removesuffix("]")):
+        return None, reason
+    return None, f"host {host} {NON_PUBLIC}"
