@@ -251,7 +251,7 @@ async def test_the_ssrf_guard_refuses_private_hosts_unless_allowed(smtp_sink: Sm
     with pytest.raises(SmtpError, match="loopback"):
         await verify(account(smtp_sink, allow_private=False))
     # A name's address is not told back (it would map the service's own network).
-    with pytest.raises(SmtpError, match="^refused: host smtp.acme.example resolves to a non-public address$"):
+    with pytest.raises(SmtpError, match=r"^refused: host smtp\.acme\.example resolves to a non-public address$"):
         await verify(account(smtp_sink, host="smtp.acme.example"), resolver=to_metadata)
     assert smtp_sink.connections == 0
 
