@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from sqlalchemy import func, select
 
-from bench.common import fresh_database
+from bench.common import catalogue_name, fresh_database
 from vpx.config import Settings
 from vpx.db import Database
 from vpx.demo.bulk import bulk_load_demo
@@ -46,7 +46,8 @@ def main() -> None:
     args = parser.parse_args()
     print(f"catalogue build: {args.count:,} contacts, seed {args.seed}")
     for backend in args.backends.split(","):
-        url = fresh_database(backend, NAME if backend == "postgresql" else "catalogue")
+        name = catalogue_name(args.count)
+        url = fresh_database(backend, f"vpx_bench_{name}" if backend == "postgresql" else name)
         figures = asyncio.run(build(url, args.count, args.seed))
         peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         verdict = "ok" if figures["seconds"] < 120 else "over the 2-minute goal"

@@ -14,6 +14,22 @@ BENCH_DIR = ROOT / "var" / "bench"
 POSTGRES_ADMIN = os.environ.get("VPX_BENCH_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/postgres")
 
 
+def catalogue_name(count: int) -> str:
+    """The bench catalogue of ``count`` contacts: ``catalogue`` (1,000,000, the default) or
+    ``catalogue_10m`` and the like, so that catalogues of several sizes sit side by side (the SQLite
+    file under var/bench, and the PostgreSQL database ``vpx_bench_<name>``)."""
+    if count == 1_000_000:
+        return "catalogue"
+    if count % 1_000_000 == 0:
+        return f"catalogue_{count // 1_000_000}m"
+    return f"catalogue_{count}"
+
+
+def catalogue_urls(count: int) -> dict[str, str]:
+    name = catalogue_name(count)
+    return {"sqlite": sqlite_url(name), "postgresql": postgres_url(f"vpx_bench_{name}")}
+
+
 def sqlite_url(name: str) -> str:
     BENCH_DIR.mkdir(parents=True, exist_ok=True)
     return f"sqlite+aiosqlite:///{BENCH_DIR / name}.db"

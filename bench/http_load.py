@@ -26,8 +26,7 @@ import httpx
 from sqlalchemy import func, select, text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from bench.catalogue_build import NAME as PG_NAME
-from bench.common import BENCH_DIR, postgres_url, sqlite_url
+from bench.common import BENCH_DIR, catalogue_urls
 from vpx.config import Settings
 from vpx.db import Database
 from vpx.models import Account, Contact, LedgerEntry, Reveal, SearchTerm
@@ -195,11 +194,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--port", type=int, default=8765)
     parser.add_argument("--accounts", type=int, default=16, help="accounts the reveals are spread over")
+    parser.add_argument("--count", type=int, default=1_000_000, help="which catalogue (its size)")
     parser.add_argument("--scenarios", default=",".join(SCENARIOS), help="in this order (search-cold first)")
     args = parser.parse_args()
     if shutil.which("wrk") is None:
         sys.exit("wrk is needed: apt-get install wrk")
-    urls = {"sqlite": sqlite_url("catalogue"), "postgresql": postgres_url(PG_NAME)}
+    urls = catalogue_urls(args.count)
     names = [n for n in args.scenarios.split(",") if n]
     rows = []
     for backend in args.backends.split(","):

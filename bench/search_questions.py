@@ -17,8 +17,7 @@ import re
 import time
 from pathlib import Path
 
-from bench.catalogue_build import NAME as PG_NAME
-from bench.common import postgres_url, sqlite_url
+from bench.common import catalogue_urls
 from vpx.config import Settings
 from vpx.contacts.search import SearchQuery, backend_for
 from vpx.db import Database
@@ -55,8 +54,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--show", type=int, default=8, help="how many of the slowest to list")
+    parser.add_argument("--count", type=int, default=1_000_000, help="which catalogue (its size)")
     args = parser.parse_args()
-    urls = {"sqlite": sqlite_url("catalogue"), "postgresql": postgres_url(PG_NAME)}
+    urls = catalogue_urls(args.count)
     for backend in args.backends.split(","):
         asyncio.run(measure(urls[backend], args.show))
 
