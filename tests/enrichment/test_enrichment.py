@@ -6,10 +6,12 @@ retries, quotas, monthly limits, the cache, dry runs, suppression, isolation bet
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -26,6 +28,8 @@ from tests.webhooks.support import deliver_round, payload, receiver
 from vpx.clock import FixedClock
 from vpx.config import Settings
 from vpx.enrichment import batch as enrichment_batches
+from vpx.enrichment.calls import MESSAGE_CHARS
+from vpx.enrichment.providers.base import ProviderError
 from vpx.models import Contact, DecisionMaker, EnrichmentBatch, EnrichmentKey, EnrichmentUsage
 
 __all__ = ["receiver"]
@@ -437,3 +441,53 @@ async def test_batch_enrichment_reports_each_contact_and_announces_completion(
     other = await factory.account()
     hidden = await client.get(accepted["status_url"], headers=other.headers("full"))
     assert hidden.status_code == 404
+
+
+# --- What a provider's error may show ---
+
+
+async def test_an_adapters_error_message_is_masked_before_it_is_cut(app: FastAPI) -> None:
+    """The net under any adapter (a third party's too) that quotes a provider: the key is blanked out
+    in any case, URL-encoded or in base64, and only then is the message cut to its length."""
+    key = "Sk_Live+Key/0123456789"
+    basic = base64.b64encode(f"user:{key}".encode()).decode()
+    messages = [
+        f"provider says: bad key {key.upper()}",
+        f"provider says: bad key {key.lower()} (retry)",
+        "bad key in url ?api_key=" + quote(key, safe=""),
+        f"bad credentials: Basic {basic}",
+        "x" * (MESSAGE_CHARS - 6) + key,  # the cut would fall inside the key
+        "y" * (MESSAGE_CHARS - 3) + key.swapcase(),
+    ]
+    for text in messages:
+
+        async def send(text: str = text) -> None:
+            raise ProviderError("provider_bad_response", text)
+
+        async def reserve() -> bool:
+            return True
+
+        outcome = await app.state.enrichment.calls.call(
+            provider="directory", base_url="https://directory.example", api_key=key, send=send, reserve=reserve
+        )
+        assert outcome.status == "error" and outcome.message is not None
+        shown = outcome.message.lower()
+        assert len(outcome.message) <= MESSAGE_CHARS
+        for piece in ("sk_li", "0123", "%2b"):  # the key, also URL-encoded
+            assert piece not in shown, (text, outcome.message)
+        assert basic[12:24] not in outcome.message, (text, outcome.message)  # in base64
+
+
+async def test_a_providers_error_text_never_reaches_the_customer(
+    client: httpx.AsyncClient, factory: Factory, app: FastAPI, fakes: FakeProviders
+) -> None:
+    """Over the API: a provider answering an error that echoes the key gets a fixed reason and the
+    status in the attempt, nothing of its own text."""
+    account = await factory.account(credits=5)
+    await store_keys(client, account, "hunter")
+    contact_id = await acme(factory, app)
+    fakes.hunter.fail_next(400, body=("x" * 190 + KEYS["hunter"].upper() + " and more").encode())
+    result = await enrich(client, account, contact_id, providers=["hunter"], fields=["email"])
+    [attempt] = result["attempts"]
+    assert attempt["error"] == {"code": "provider_bad_response", "message": "Hunter answered HTTP 400"}
+    assert "test-key" not in str(result).lower() and "xxxx" not in str(result)

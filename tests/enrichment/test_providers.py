@@ -4,11 +4,13 @@ sends its key only in a header."""
 
 from __future__ import annotations
 
+import base64
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -272,7 +274,38 @@ async def test_an_unexpected_client_error_is_a_bad_response_without_the_key(
     fake = fakes[case.provider.name]
     fake.fail_next(400, body=f'{{"error": "bad request from key {fake.api_key}"}}'.encode())
     error = await _refusal(case, fakes, http)
-    assert error.code == BAD_RESPONSE and error.status == 400 and "***" in error.message
+    assert error.code == BAD_RESPONSE and error.status == 400 and "bad request" not in error.message
+
+
+def _echoes(key: str) -> list[str]:
+    """What a provider could send back holding the key: as sent, in another case, URL-encoded, in
+    base64, and placed so that the key straddles the first 200 characters (where a quote of the body
+    would once be cut before the key was looked for)."""
+    forms = [key, key.upper(), key.swapcase(), quote(key, safe=""), base64.b64encode(key.encode()).decode()]
+    echoes = [f'{{"error": "invalid api key {form}"}}' for form in forms]
+    echoes += ["x" * (200 - cut) + key + " trailing" for cut in (1, 5, 11, len(key) - 1)]
+    echoes += ["x" * (200 - cut) + key.upper() for cut in (3, 11)]
+    return echoes
+
+
+@each_adapter
+@pytest.mark.parametrize("status", [400, 401, 402, 403, 422, 429, 500, 503])
+async def test_a_providers_error_body_is_never_quoted(
+    case: Case, status: int, fakes: FakeProviders, http: httpx.AsyncClient
+) -> None:
+    """The customer sees a fixed reason and the HTTP status, never the provider's text: a provider
+    that echoes the key (in any case or encoding, anywhere in its body) cannot leak any of it."""
+    fake = fakes[case.provider.name]
+    secret = fake.api_key.removeprefix(f"{case.provider.name}-")  # the part no title or reason holds
+    for echo in _echoes(fake.api_key):
+        fake.fail_next(status, body=echo.encode())
+        error = await _refusal(case, fakes, http)
+        shown = error.message.lower()
+        assert f"http {status}" in shown, error.message
+        assert "test" not in shown, echo  # any piece of the key past the provider's name
+        assert "-key" not in shown and secret not in shown and quote(secret) not in shown, echo
+        assert base64.b64encode(fake.api_key.encode()).decode()[:8].lower() not in shown, echo
+        assert "xxx" not in shown and "error" not in shown and "trailing" not in shown, echo  # nothing quoted
 
 
 @each_adapter

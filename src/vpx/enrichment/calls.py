@@ -20,6 +20,7 @@ from vpx.enrichment.providers.base import (
     UNAVAILABLE,
     Found,
     ProviderError,
+    masked,
 )
 
 MAX_RETRIES = 2
@@ -27,6 +28,8 @@ MAX_RETRY_WAIT = 10.0
 # A provider answering this many failures (5xx, timeouts) in a row is not called for COOL_OFF seconds.
 BREAKER_FAILURES = 5
 BREAKER_COOL_OFF = 30.0
+# The longest error message an attempt shows (cut after the key is masked, never before).
+MESSAGE_CHARS = 300
 
 
 @dataclass
@@ -128,7 +131,8 @@ class ProviderCalls:
                 if error.code in (UNAVAILABLE, TIMEOUT):
                     self.breaker.failed(target)
                 status = "rate_limited" if error.code == RATE_LIMITED else "error"
-                outcome = Outcome(status, code=error.code, message=error.message, requests=sent)
+                message = masked(error.message, api_key)[:MESSAGE_CHARS]
+                outcome = Outcome(status, code=error.code, message=message, requests=sent)
                 break
             self.breaker.succeeded(target)
             outcome = Outcome("answered", found=found, requests=sent)

@@ -2,7 +2,8 @@
 its JSON decoded, and the values vpx keeps put in one form whichever provider gave them.
 
 The key travels only in a request header and never appears in an error message: a provider's error
-text is quoted with any copy of the key blanked out.
+body is never quoted (it may echo the key in any case or encoding, or cut through it); the message is a
+fixed reason and the HTTP status.
 """
 
 from __future__ import annotations
@@ -30,8 +31,6 @@ from vpx.enrichment.providers.base import (
 
 JSONObject = dict[str, Any]
 
-# How much of a provider's error body an exception message quotes.
-_DETAIL_CHARS = 200
 # x-ratelimit-reset values above this are epoch seconds; below, seconds left.
 _EPOCH_THRESHOLD = 1_000_000_000
 
@@ -90,29 +89,26 @@ async def send(
         return decode(response, title=title)
     if response.status_code in statuses.no_match:
         return None
-    raise refusal(response, title=title, api_key=api_key, statuses=statuses)
+    raise refusal(response, title=title, statuses=statuses)
 
 
-def refusal(response: httpx.Response, *, title: str, api_key: str, statuses: Statuses) -> ProviderError:
+def refusal(response: httpx.Response, *, title: str, statuses: Statuses) -> ProviderError:
     """The ProviderError a non-2xx answer stands for, by the provider's own status table."""
     status = response.status_code
-    detail = _detail(response, api_key)
+    # The body is not quoted: a fixed reason and the status are all the customer is shown.
     if status in statuses.auth_failed:
-        return ProviderError(AUTH_FAILED, f"{title} refused the key (HTTP {status}){detail}", status=status)
+        return ProviderError(AUTH_FAILED, f"{title} refused the key (HTTP {status})", status=status)
     if status in statuses.quota_exhausted:
         return ProviderError(
-            QUOTA_EXHAUSTED, f"{title} says the account is out of credits (HTTP {status}){detail}", status=status
+            QUOTA_EXHAUSTED, f"{title} says the account is out of credits (HTTP {status})", status=status
         )
     if status in statuses.rate_limited:
         return ProviderError(
-            RATE_LIMITED,
-            f"{title} asks to slow down (HTTP {status}){detail}",
-            retry_after=retry_after(response),
-            status=status,
+            RATE_LIMITED, f"{title} asks to slow down (HTTP {status})", retry_after=retry_after(response), status=status
         )
     if status >= 500:
-        return ProviderError(UNAVAILABLE, f"{title} failed (HTTP {status}){detail}", status=status)
-    return ProviderError(BAD_RESPONSE, f"{title} answered HTTP {status}{detail}", status=status)
+        return ProviderError(UNAVAILABLE, f"{title} failed (HTTP {status})", status=status)
+    return ProviderError(BAD_RESPONSE, f"{title} answered HTTP {status}", status=status)
 
 
 def decode(response: httpx.Response, *, title: str) -> JSONObject:
@@ -158,13 +154,6 @@ def _is_number(text: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def _detail(response: httpx.Response, api_key: str) -> str:
-    text = " ".join(response.text.split())[:_DETAIL_CHARS]
-    if api_key:
-        text = text.replace(api_key, "***")
-    return f": {text}" if text else ""
 
 
 # --- The query as sent, and the answer as kept ---

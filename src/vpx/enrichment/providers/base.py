@@ -15,8 +15,11 @@ entry point, without editing vpx (docs/enrichment.md).
 
 from __future__ import annotations
 
+import base64
+import re
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol, runtime_checkable
+from urllib.parse import quote, quote_plus
 
 import httpx
 
@@ -45,6 +48,35 @@ class ProviderError(Exception):
         self.message = message
         self.retry_after = retry_after
         self.status = status
+
+
+MASK = "***"
+
+
+def masked(text: str, api_key: str) -> str:
+    """``text`` with every copy of the key blanked out: in any case, URL-encoded, and in base64 (at
+    each of the three alignments a longer base64 text could hold it in). Mask first, cut after: a
+    text cut first could keep a piece of the key the masking no longer recognises.
+
+    The built-in adapters never quote a provider's answer; this is the net under anything an adapter
+    (a third party's too) puts in a ``ProviderError`` message."""
+    if not api_key:
+        return text
+    plain = {api_key, quote(api_key, safe=""), quote_plus(api_key, safe=""), quote(api_key)}
+    text = re.sub("|".join(re.escape(form) for form in sorted(plain, key=len, reverse=True)), MASK, text, flags=re.I)
+    raw = api_key.encode()
+    encoded: set[str] = set()
+    for skip in range(3):
+        # The characters of base64(skip leading bytes + key) that only the key's bits decide.
+        whole = base64.b64encode(b"\0" * skip + raw).decode().rstrip("=")
+        start = -(-skip * 8 // 6)
+        end = (skip + len(raw)) * 8 // 6
+        core = whole[start:end]
+        if len(core) >= 4:
+            encoded.update({core, core.replace("+", "-").replace("/", "_")})
+    for form in sorted(encoded, key=len, reverse=True):
+        text = text.replace(form, MASK)
+    return text
 
 
 @dataclass(frozen=True)
