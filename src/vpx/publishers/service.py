@@ -28,6 +28,8 @@ CHUNK = 500
 # Serialises contributions on PostgreSQL, so two at once cannot both accept the same business.
 CONTRIBUTION_LOCK = 0x7670785F636F6E74
 REGISTRY = "contributed"
+# A contribution's record id in its source row: "ctb_" and 20 random characters.
+SOURCE_PREFIX = "ctb"
 
 
 def _chunks(values: Sequence[Any]) -> Iterable[Sequence[Any]]:
@@ -130,7 +132,8 @@ async def contribute(
         seen_business[row.business_key].append((index, keys))
         accepted.append((index, row, contact))
 
-    sources = [(REGISTRY, new_id(account_id[:24], 20), None) for _ in accepted]
+    # The record id is random and names no account: a buyer who reveals the contact sees its sources.
+    sources = [(REGISTRY, new_id(SOURCE_PREFIX, 20), None) for _ in accepted]
     ids = await add_contacts(session, [contact for _, _, contact in accepted], search=search, sources=sources, now=now)
     by_index = {index: contact_id for (index, _, _), contact_id in zip(accepted, ids, strict=True)}
     pairs: list[duplicates.HeldPair] = []
