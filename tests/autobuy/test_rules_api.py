@@ -162,3 +162,97 @@ async def test_purchases_query_validation(client: httpx.AsyncClient, factory: Fa
         assert response.status_code == 422, (query, response.text)
     empty = await client.get(PURCHASES, headers=full)
     assert empty.status_code == 200 and empty.json() == {"purchases": [], "limit": 25, "next_cursor": None}
+
+
+# --- How many rules, and their pages ---
+
+
+async def test_an_account_has_at_most_the_cap_of_rules(client: httpx.AsyncClient, factory: Factory, app: Any) -> None:
+    """Like webhooks, rules are capped per account (409 past it); a deleted rule frees its place, and
+    another account's rules do not count."""
+    from vpx.autobuy import service as rule_service
+
+    cap = rule_service.MAX_RULES_PER_ACCOUNT
+    assert cap == 100
+    account, other = await factory.account(), await factory.account()
+    full = account.headers("full")
+    await _stored_rules(app, account.id, cap - 1)
+    await _stored_rules(app, other.id, 3)
+    last = await create_rule(client, full)
+    refused = await client.post(RULES, json=rule_body(), headers=full)
+    assert refused.status_code == 409, refused.text
+    assert refused.json()["code"] == "conflict" and f"at most {cap} auto-buy rules" in refused.json()["detail"]
+    assert len((await client.get(RULES, headers=full)).json()["rules"]) == cap  # the default page holds them all
+    assert (await client.delete(f"{RULES}/{last['id']}", headers=full)).status_code == 204
+    assert (await client.post(RULES, json=rule_body(), headers=full)).status_code == 201
+    assert (await client.post(RULES, json=rule_body(), headers=other.headers("full"))).status_code == 201
+
+
+async def test_rules_are_listed_in_pages(client: httpx.AsyncClient, factory: Factory) -> None:
+    """`limit` and `cursor` as the ledger takes them, `next_cursor` in the answer beside `rules`; rules
+    created in the same instant (the test clock's) still page by id, each once."""
+    full = (await factory.account()).headers("full")
+    made = [(await create_rule(client, full, name=f"rule {n}"))["id"] for n in range(5)]
+    deleted = made.pop(2)
+    assert (await client.delete(f"{RULES}/{deleted}", headers=full)).status_code == 204
+    everything = (await client.get(RULES, headers=full)).json()
+    assert everything["limit"] == 100 and everything["next_cursor"] is None
+    assert [r["id"] for r in everything["rules"]] == sorted(made)
+    seen: list[str] = []
+    cursor = None
+    for expected in (2, 2):
+        query = "?limit=2" + (f"&cursor={cursor}" if cursor else "")
+        page = (await client.get(RULES + query, headers=full)).json()
+        assert page["limit"] == 2 and len(page["rules"]) == expected
+        seen += [r["id"] for r in page["rules"]]
+        cursor = page["next_cursor"]
+    assert cursor is None and seen == [r["id"] for r in everything["rules"]]
+
+
+async def test_rules_query_validation(client: httpx.AsyncClient, factory: Factory, app: Any) -> None:
+    full = (await factory.account()).headers("full")
+    await create_rule(client, full)
+    await create_rule(client, full)
+    purchases_cursor = "YWJwOjE"  # "abp:1": a purchases page's cursor is no rules cursor
+    for query in ("limit=0", "limit=101", "limit=abc", "cursor=nonsense", f"cursor={purchases_cursor}"):
+        response = await client.get(f"{RULES}?{query}", headers=full)
+        assert response.status_code == 422, (query, response.text)
+    first = (await client.get(f"{RULES}?limit=1", headers=full)).json()
+    other = (await factory.account()).headers("full")
+    # Another account's cursor shows nothing of the first account's rules.
+    assert (await client.get(f"{RULES}?cursor={first['next_cursor']}", headers=other)).json()["rules"] == []
+
+
+async def _stored_rules(app: Any, account_id: str, count: int) -> None:
+    """``count`` rules of the account written directly (as many through the API would be slow)."""
+    from decimal import Decimal
+
+    from vpx.ids import new_id
+    from vpx.models import AutoBuyRule
+
+    now = app.state.clock.now()
+    async with app.state.database.write_sessions() as session, session.begin():
+        session.add_all(
+            AutoBuyRule(
+                id=new_id("abr"),
+                account_id=account_id,
+                name="",
+                industries=["home-services"],
+                states=["CO"],
+                min_confidence=0.0,
+                categories=[],
+                intent_levels=[],
+                budget_credits=None,
+                daily_cap=None,
+                status="active",
+                paused_reason=None,
+                spent_total=Decimal(0),
+                purchases_total=0,
+                spent_day=None,
+                spent_today=Decimal(0),
+                purchases_today=0,
+                created_at=now,
+                updated_at=now,
+            )
+            for _ in range(count)
+        )

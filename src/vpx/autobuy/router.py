@@ -21,6 +21,7 @@ router = APIRouter(prefix="/api/v1/buyer/auto-buy", tags=["auto-buy"])
 RuleId = Annotated[str, Path(max_length=40, examples=["abr_3kTz9aQ1xYb2LmN0"])]
 READ_ERRORS = problem_responses(401, 403, 404, 422, 429)
 WRITE_ERRORS = problem_responses(400, 401, 403, 404, 413, 422, 429)
+CREATE_ERRORS = problem_responses(400, 401, 403, 409, 413, 422, 429)
 
 
 class PurchaseQuery(BaseModel):
@@ -33,11 +34,12 @@ class PurchaseQuery(BaseModel):
     cursor: str | None = Field(default=None, max_length=200, description="`next_cursor` of the previous page.")
 
 
-@router.post("/rules", status_code=201, response_model=RuleView, responses=WRITE_ERRORS, summary="Create a rule")
+@router.post("/rules", status_code=201, response_model=RuleView, responses=CREATE_ERRORS, summary="Create a rule")
 async def create_rule(body: RuleCreate, caller: ManageCaller, session: WriteSession, now: Now) -> Response:
     """From now on, every newly ingested available signal in one of the rule's verticals and states that
-    passes its other filters buys the signal's contact at the D9 price, within the budget, the daily cap
-    (UTC day) and the balance."""
+    passes its other filters buys the signal's contact at the price of its intent level, within the
+    budget, the daily cap (UTC day) and the balance. An account has at most 100 rules (paused ones
+    count, deleted ones do not): 409 past that."""
     rule = await rule_service.create_rule(session, account_id=caller.account_id, body=body, now=now)
     created = rule_service.view(rule, now=now)
     return JSONResponse(
@@ -45,10 +47,28 @@ async def create_rule(body: RuleCreate, caller: ManageCaller, session: WriteSess
     )
 
 
-@router.get("/rules", response_model=RuleList, responses=problem_responses(401, 403, 429), summary="List rules")
-async def list_rules(caller: ManageCaller, session: ReadSession, now: Now) -> RuleList:
-    rules = await rule_service.list_rules(session, account_id=caller.account_id)
-    return RuleList(rules=[rule_service.view(r, now=now) for r in rules])
+class RuleQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    limit: JsonInt = Field(
+        default=rule_service.MAX_RULES_PER_ACCOUNT,
+        ge=1,
+        le=rule_service.MAX_RULES_PER_ACCOUNT,
+        description=f"Page size, 1–{rule_service.MAX_RULES_PER_ACCOUNT}; the default page holds every rule an "
+        "account may have.",
+    )
+    cursor: str | None = Field(default=None, max_length=200, description="`next_cursor` of the previous page.")
+
+
+@router.get("/rules", response_model=RuleList, responses=problem_responses(401, 403, 422, 429), summary="List rules")
+async def list_rules(
+    params: Annotated[RuleQuery, Query()], caller: ManageCaller, session: ReadSession, now: Now
+) -> RuleList:
+    """The account's rules, oldest first, paused ones included; `next_cursor` gives the next page."""
+    rules, next_cursor = await rule_service.page_rules(
+        session, account_id=caller.account_id, limit=params.limit, cursor=params.cursor
+    )
+    return RuleList(rules=[rule_service.view(r, now=now) for r in rules], limit=params.limit, next_cursor=next_cursor)
 
 
 @router.get("/rules/{rule_id}", response_model=RuleView, responses=READ_ERRORS, summary="Get a rule")

@@ -110,7 +110,9 @@ class RuleView(BaseModel):
 
 
 class RuleList(BaseModel):
-    rules: list[RuleView]
+    rules: list[RuleView] = Field(description="Oldest first.")
+    limit: int
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end.")
 
 
 class PurchaseView(BaseModel):

@@ -8,23 +8,28 @@ the same transaction.
 from __future__ import annotations
 
 import re
-from datetime import date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from sqlalchemy import delete, insert, select
+from sqlalchemy import and_, delete, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.autobuy.schemas import PurchasePage, PurchaseView, RuleCreate, RuleUpdate, RuleView
 from vpx.config import Settings
 from vpx.contacts.service import contact_public_id
-from vpx.cursors import decode_cursor, encode_cursor
+from vpx.cursors import decode_cursor, decode_keyed_cursor, encode_cursor, encode_keyed_cursor
 from vpx.errors import Conflict, NotFound
 from vpx.ids import new_id, public_number_id
-from vpx.models import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Signal
+from vpx.models import Account, AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Signal
 from vpx.signals import service as signal_service
 
 PURCHASE_CURSOR = "abp"
+RULE_CURSOR = "abr"
+# An account's rules (deleted ones aside), at most, as its webhooks are capped; the rule list's default
+# page holds them all.
+MAX_RULES_PER_ACCOUNT = 100
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # Never hand the database an id this service could not have issued.
 RULE_ID = re.compile(r"^abr_[0-9A-Za-z]{1,28}$")
 PAUSED_BY_ACCOUNT = "paused by the account"
@@ -81,6 +86,20 @@ async def write_keys(session: AsyncSession, rule: AutoBuyRule) -> None:
 
 
 async def create_rule(session: AsyncSession, *, account_id: str, body: RuleCreate, now: datetime) -> AutoBuyRule:
+    """A new active rule; a 409 once the account has ``MAX_RULES_PER_ACCOUNT`` (deleted ones do not count)."""
+    if session.get_bind().dialect.name == "postgresql":
+        # Two creations at once count one after the other (SQLite runs one writer at a time anyway).
+        await session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
+    count = await session.scalar(
+        select(func.count())
+        .select_from(AutoBuyRule)
+        .where(AutoBuyRule.account_id == account_id, AutoBuyRule.status != "deleted")
+    )
+    if (count or 0) >= MAX_RULES_PER_ACCOUNT:
+        raise Conflict(
+            f"An account may have at most {MAX_RULES_PER_ACCOUNT} auto-buy rules; delete one first "
+            "(a paused rule still counts)."
+        )
     rule = AutoBuyRule(
         id=new_id("abr"),
         account_id=account_id,
@@ -109,12 +128,34 @@ async def create_rule(session: AsyncSession, *, account_id: str, body: RuleCreat
 
 
 async def list_rules(session: AsyncSession, *, account_id: str) -> list[AutoBuyRule]:
-    rows = await session.scalars(
+    """Every rule of the account (at most ``MAX_RULES_PER_ACCOUNT``), oldest first."""
+    rows, _ = await page_rules(session, account_id=account_id, limit=MAX_RULES_PER_ACCOUNT, cursor=None)
+    return rows
+
+
+async def page_rules(
+    session: AsyncSession, *, account_id: str, limit: int, cursor: str | None
+) -> tuple[list[AutoBuyRule], str | None]:
+    """A page of the account's rules, oldest first (ties by id), and the next page's cursor or None."""
+    statement = (
         select(AutoBuyRule)
         .where(AutoBuyRule.account_id == account_id, AutoBuyRule.status != "deleted")
         .order_by(AutoBuyRule.created_at, AutoBuyRule.id)
+        .limit(limit + 1)
     )
-    return list(rows)
+    if cursor is not None:
+        micros, last_id = decode_keyed_cursor(cursor, RULE_CURSOR)
+        at = EPOCH + timedelta(microseconds=micros)
+        statement = statement.where(
+            or_(AutoBuyRule.created_at > at, and_(AutoBuyRule.created_at == at, AutoBuyRule.id > last_id))
+        )
+    rows = list(await session.scalars(statement))
+    if len(rows) <= limit:
+        return rows, None
+    last = rows[limit - 1]
+    return rows[:limit], encode_keyed_cursor(
+        RULE_CURSOR, (last.created_at - EPOCH) // timedelta(microseconds=1), last.id
+    )
 
 
 async def get_rule(session: AsyncSession, *, account_id: str, rule_id: str, lock: bool = False) -> AutoBuyRule:
