@@ -30,7 +30,7 @@ from vpx.config import Settings
 from vpx.enrichment import batch as enrichment_batches
 from vpx.enrichment.calls import MESSAGE_CHARS
 from vpx.enrichment.providers.base import ProviderError
-from vpx.models import Contact, DecisionMaker, EnrichmentBatch, EnrichmentKey, EnrichmentUsage
+from vpx.models import Contact, DecisionMaker, EnrichmentBatch, EnrichmentBatchItem, EnrichmentKey, EnrichmentUsage
 
 __all__ = ["receiver"]
 KEYS = {"hunter": "hunter-test-key", "pdl": "pdl-test-key", "apollo": "apollo-test-key"}
@@ -491,3 +491,62 @@ async def test_a_providers_error_text_never_reaches_the_customer(
     [attempt] = result["attempts"]
     assert attempt["error"] == {"code": "provider_bad_response", "message": "Hunter answered HTTP 400"}
     assert "test-key" not in str(result).lower() and "xxxx" not in str(result)
+
+
+async def test_stored_batch_results_that_quote_a_provider_are_cut_back(
+    client: httpx.AsyncClient, factory: Factory, app: FastAPI
+) -> None:
+    """Results stored before the body stopped being quoted (a piece of the key could be in them) keep
+    only the fixed reason once the migration has run; other messages are left as they are."""
+    import importlib.util
+
+    path = Path(__file__).parents[2] / "src/vpx/migrations/versions/2026_11_29_enrichment_messages.py"
+    spec = importlib.util.spec_from_file_location("enrichment_messages_migration", path)
+    assert spec is not None and spec.loader is not None
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+
+    account = await factory.account()
+    old = [
+        ("hunter", 'Hunter refused the key (HTTP 401): {"errors": "bad key HUNTER-TEST-K'),
+        ("pdl", "People Data Labs answered HTTP 400: invalid api_key pdl-test-k"),
+        ("apollo", "Apollo failed (HTTP 503): upstream said: apollo-te"),
+        ("hunter", "Hunter failed 5 times in a row; not called for another 30 s"),
+    ]
+    now = app.state.clock.now()
+    async with app.state.database.write_sessions() as session, session.begin():
+        session.add(EnrichmentBatch(id="ebt_old", account_id=account.id, status="completed", total=1, created_at=now))
+        await session.flush()
+        attempts = [
+            {
+                "provider": p,
+                "status": "error",
+                "fields": ["email"],
+                "found": [],
+                "duration_ms": 12.0,
+                "error": {"code": "provider_bad_response", "message": m},
+            }
+            for p, m in old
+        ]
+        session.add(
+            EnrichmentBatchItem(
+                batch_id="ebt_old",
+                position=0,
+                contact_id="ct_1",
+                status="not_found",
+                result={"found": [], "attempts": attempts},
+            )
+        )
+    for _ in range(2):  # a second run changes nothing
+        async with app.state.database.write_engine.begin() as connection:
+            await connection.run_sync(migration.scrub)
+    response = await client.get("/api/v1/contacts/batch-enrich/ebt_old", headers=account.headers("full"))
+    assert response.status_code == 200, response.text
+    [item] = response.json()["items"]
+    assert [a["error"]["message"] for a in item["attempts"]] == [
+        "Hunter refused the key (HTTP 401)",
+        "People Data Labs answered HTTP 400",
+        "Apollo failed (HTTP 503)",
+        "Hunter failed 5 times in a row; not called for another 30 s",
+    ]
+    assert "test-k" not in response.text.lower() and "apollo-te" not in response.text
