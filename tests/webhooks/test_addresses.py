@@ -315,3 +315,71 @@ async def test_mail_connections_keep_a_names_address_to_themselves() -> None:
     with pytest.raises(imap.ImapError) as imap_refused:
         imap.verify(imap_account)
     assert str(imap_refused.value) == "refused: host localhost resolves to a non-public address"
+
+
+async def test_refusals_stored_before_no_longer_name_the_address(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory
+) -> None:
+    """What earlier versions kept in words the account reads again (a delivery's attempts, a paused
+    mailbox's reason) is reworded by the migration; other texts are left as they are."""
+    import importlib.util
+    from pathlib import Path
+
+    import sqlalchemy as sa
+
+    path = Path(__file__).parents[2] / "src/vpx/migrations/versions/2026_11_29_refusal_addresses.py"
+    spec = importlib.util.spec_from_file_location("refusal_addresses_migration", path)
+    assert spec is not None and spec.loader is not None
+    migration = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(migration)
+
+    zone = {"rebind.example": ["93.184.216.34"]}
+
+    async def changing_dns(host: str, port: int) -> list[str]:
+        return zone.get(host) or ZONE["public.example"]
+
+    app.state.webhook_resolver = changing_dns
+    account = await factory.account()
+    full = account.headers("full")
+    created = await client.post(
+        "/api/v1/webhooks", json={"url": "https://rebind.example/hook", "events": ["contact.revealed"]}, headers=full
+    )
+    webhook_id = created.json()["id"]
+    zone["rebind.example"] = ["127.0.0.1"]
+    await client.post(f"/api/v1/webhooks/{webhook_id}/test", headers=full)
+    await client.post(f"/api/v1/webhooks/{webhook_id}/test", headers=full)
+    assert await deliver_round(app) == 2
+    mailbox = await client.post(
+        "/api/v1/mailboxes",
+        json={
+            "email": "a@b.example",
+            "smtp_host": "smtp.acme.example",
+            "smtp_port": 25,
+            "smtp_security": "none",
+            "postal_address": "1 Main St",
+        },
+        headers=full,
+    )
+    assert mailbox.status_code == 201, mailbox.text
+    old = "address_refused: host rebind.example resolves to 127.0.0.1 is a loopback address"
+    kept = "connection_error: ConnectError: host unreachable"
+    async with app.state.database.write_engine.begin() as connection:
+        ids = [r[0] for r in (await connection.execute(sa.text("SELECT id FROM webhook_attempts ORDER BY id"))).all()]
+        for attempt_id, error in zip(ids, (old, kept), strict=True):
+            await connection.execute(
+                sa.text("UPDATE webhook_attempts SET error = :error WHERE id = :id"), {"error": error, "id": attempt_id}
+            )
+        await connection.execute(
+            sa.text("UPDATE mailboxes SET status = 'paused', pause_reason = :reason WHERE id = :id"),
+            {
+                "reason": "smtp_refused: refused: host smtp.acme.example: 10.0.0.5 is a private address",
+                "id": mailbox.json()["id"],
+            },
+        )
+        for _ in range(2):  # a second run changes nothing
+            await connection.run_sync(migration.scrub)
+    shown = (await client.get(f"/api/v1/webhooks/{webhook_id}/deliveries", headers=full)).json()
+    errors = sorted(a["error"] for d in shown["deliveries"] for a in d["attempts"])
+    assert errors == sorted(["address_refused: host rebind.example resolves to a non-public address", kept])
+    paused = (await client.get(f"/api/v1/mailboxes/{mailbox.json()['id']}", headers=full)).json()
+    assert paused["pause_reason"] == "smtp_refused: refused: host smtp.acme.example resolves to a non-public address"
