@@ -38,11 +38,11 @@ def cleaned(result: Any) -> Any | None:
     attempts = []
     for attempt in result["attempts"]:
         error = attempt.get("error") if isinstance(attempt, dict) else None
-        message = error.get("message") if isinstance(error, dict) else None
-        found = QUOTED.match(message) if isinstance(message, str) else None
-        if found is not None:
-            attempt = {**attempt, "error": {**error, "message": found.group(1)}}
-            changed = True
+        if isinstance(error, dict) and isinstance(error.get("message"), str):
+            found = QUOTED.match(error["message"])
+            if found is not None:
+                attempt = {**attempt, "error": {**error, "message": found.group(1)}}
+                changed = True
         attempts.append(attempt)
     return {**result, "attempts": attempts} if changed else None
 
