@@ -1,9 +1,10 @@
 """What each search question costs when no process has answered it yet: the 40 searches of
-`bench/wrk/search.lua`, without a state and with CA, asked once each in sequence, in process, on a
-fresh search backend (nothing remembered). Prints the slowest and the sum, per database.
+`bench/wrk/search.lua`, without a state and with CA, asked once each in sequence, in process, each
+on a fresh search backend (nothing remembered: no bitmaps, no corrections, no answers). Prints the
+percentiles, the slowest and the sum, per database.
 
-    .venv/bin/python -m bench.catalogue_build            # once: the 1,000,000-contact catalogues
-    .venv/bin/python -m bench.search_questions [--backends sqlite,postgresql]
+    .venv/bin/python -m bench.catalogue_build [--count 10000000]   # once: the catalogues
+    .venv/bin/python -m bench.search_questions [--count 10000000] [--backends sqlite,postgresql]
 
 The cold-start figure of `bench/http_load.py` is these costs, each paid by every server process and
 queued behind one another on the machine's cores.
@@ -17,7 +18,7 @@ import re
 import time
 from pathlib import Path
 
-from bench.common import catalogue_urls
+from bench.common import catalogue_urls, percentile
 from vpx.config import Settings
 from vpx.contacts.search import SearchQuery, backend_for
 from vpx.db import Database
@@ -34,18 +35,23 @@ def questions() -> list[str]:
 
 async def measure(url: str, show: int) -> None:
     database = Database(Settings(database_url=url))
-    backend = backend_for(database.dialect)
     timings = []
     for state in (None, "CA"):
         for words in questions():
             query = SearchQuery(text=words, state=state)
+            backend = backend_for(database.dialect)  # nothing remembered
             async with database.read_engine.connect() as connection:
                 started = time.perf_counter()
                 page = await backend.search(connection, query)
                 timings.append((time.perf_counter() - started, words, state, page.total))
     await database.dispose()
     timings.sort(reverse=True)
-    print(f"{database.dialect}: {len(timings)} questions, {sum(t for t, *_ in timings):.2f} s in all")
+    seconds = sorted(t for t, *_ in timings)
+    print(
+        f"{database.dialect}: {len(timings)} questions, {sum(seconds):.2f} s in all; "
+        f"p50 {percentile(seconds, 50) * 1000:.1f} ms, p99 {percentile(seconds, 99) * 1000:.1f} ms, "
+        f"max {seconds[-1] * 1000:.1f} ms"
+    )
     for seconds, words, state, total in timings[:show]:
         print(f"  {seconds * 1000:7.1f} ms  {words!r:<18} {state or 'all states':<11} {total:>7,} matches")
 

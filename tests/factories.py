@@ -126,6 +126,20 @@ class Factory:
     async def demo(self, count: int = 600, seed: int = 7) -> list[str]:
         return await self.contacts(list(demo_contacts(count, seed=seed)), origin="demo")
 
+    async def deactivate(self, contact_id: str) -> None:
+        async with self.database.write_sessions() as session, session.begin():
+            await session.execute(
+                update(Contact).where(Contact.id == int(contact_id.removeprefix("ct_"))).values(status="deactivated")
+            )
+
+    async def rename(self, contact_id: str, business_name: str) -> None:
+        async with self.database.write_sessions() as session, session.begin():
+            await session.execute(
+                update(Contact)
+                .where(Contact.id == int(contact_id.removeprefix("ct_")))
+                .values(business_name=business_name)
+            )
+
     async def set_intent(self, contact_id: str, level: str | None) -> None:
         async with self.database.write_sessions() as session, session.begin():
             await session.execute(

@@ -24,11 +24,26 @@ class ContactPreview(BaseModel):
     reveal_cost: Credits = Field(description="Credits a reveal of this contact costs now (D9).")
 
 
+class Interpretation(BaseModel):
+    """How the search read its question."""
+
+    q: str = Field(description="The words searched for, without a place read from them.")
+    city: str | None = Field(description="The city searched: the `city` filter, else a trailing place of the words.")
+    state: str | None = Field(description="The state searched: the `state` filter, else a trailing place of the words.")
+
+
 class SearchResult(BaseModel):
     contacts: list[ContactPreview]
-    total: int = Field(description="All matches, not just this page.")
+    total: int = Field(description="All matches, not just this page; exact.")
     limit: int
     offset: int
+    interpreted: Interpretation | None = Field(
+        default=None,
+        description="How the words were read (null without words): a trailing place such as "
+        "`dentists in austin tx` or `… near Austin, TX` becomes the city and state searched; the "
+        "`city` and `state` filters win over such a place.",
+        examples=[{"q": "dentists", "city": "Austin", "state": "TX"}],
+    )
 
 
 class SearchFilters(BaseModel):

@@ -22,6 +22,7 @@ from vpx.contacts.reveal import revenue_share as revenue_share
 from vpx.contacts.schemas import (
     Address,
     ContactPreview,
+    Interpretation,
     License,
     RevealedContact,
     SearchResult,
@@ -72,6 +73,7 @@ async def search_contacts(
         total=page.total,
         limit=query.limit,
         offset=query.offset,
+        interpreted=Interpretation(**page.interpreted.as_dict()) if page.interpreted is not None else None,
     )
 
 
@@ -97,7 +99,16 @@ async def search_contacts_json(
         )
         for row in page.rows
     )
-    return b'{"contacts":[%s],"total":%d,"limit":%d,"offset":%d}' % (previews, page.total, query.limit, query.offset)
+    interpreted = (
+        Interpretation(**page.interpreted.as_dict()).model_dump_json().encode() if page.interpreted else b"null"
+    )
+    return b'{"contacts":[%s],"total":%d,"limit":%d,"offset":%d,"interpreted":%s}' % (
+        previews,
+        page.total,
+        query.limit,
+        query.offset,
+        interpreted,
+    )
 
 
 async def load_contact(session: AsyncSession, public_id: str) -> Contact:

@@ -17,12 +17,12 @@ from vpx.db import Base
 config = context.config
 target_metadata = Base.metadata
 
-# Objects that live outside the ORM on purpose: the dialect-specific search indexes.
-DIALECT_OBJECTS = {"contacts_fts", "search_terms_trgm", "search_vector", "search_facets"}
+# Objects that live outside the ORM on purpose: SQLite's trigram index of the vocabulary.
+DIALECT_OBJECTS = {"search_terms_trgm"}
 
 
 def _include_object(obj: Any, name: str | None, type_: str, reflected: bool, compare_to: Any) -> bool:
-    return not (name in DIALECT_OBJECTS or (name or "").startswith(("contacts_fts", "search_terms_trgm")))
+    return not (name in DIALECT_OBJECTS or (name or "").startswith("search_terms_trgm"))
 
 
 def _url() -> str:

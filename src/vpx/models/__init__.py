@@ -23,7 +23,7 @@ from vpx.models.registries import (
     RegistryRecord,
     TaxonomyCode,
 )
-from vpx.models.search import SearchTerm
+from vpx.models.search import SearchChange, SearchPosting, SearchState, SearchTerm
 from vpx.models.sequences import (
     AccountUnsubscribe,
     Enrollment,
@@ -74,6 +74,9 @@ __all__ = [
     "PossibleDuplicate",
     "RegistryRecord",
     "Reveal",
+    "SearchChange",
+    "SearchPosting",
+    "SearchState",
     "SearchTerm",
     "Sequence",
     "SequenceMessage",

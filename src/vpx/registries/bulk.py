@@ -8,18 +8,13 @@ under 1,000 rows/s here; these paths are what make the import's goals reachable.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import Table, text
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from vpx.contacts.search import vector
-
 T = TypeVar("T")
-# asyncpg connections whose tsvector codec is the binary one (for as long as they live).
-_VECTOR_CODEC: weakref.WeakSet[Any] = weakref.WeakSet()
 SQLITE_CHUNK = 2048  # parameters a lookup statement, well under SQLite's limit
 
 
@@ -77,13 +72,6 @@ async def insert_rows(session: AsyncSession, table: Table, columns: Sequence[str
         driver: Any = raw.driver_connection
         if not driver.is_in_transaction():
             await connection.execute(text("SELECT 1"))  # the adapter begins its transaction lazily
-        if "search_vector" in columns and driver not in _VECTOR_CODEC:
-            # Vectors go in PostgreSQL's binary form, made by vpx.contacts.search.vector (asyncpg has
-            # only a text codec for tsvector, which a binary COPY cannot use).
-            await driver.set_type_codec(
-                "tsvector", schema="pg_catalog", encoder=vector.encode, decoder=vector.decode, format="binary"
-            )
-            _VECTOR_CODEC.add(driver)
         await driver.copy_records_to_table(table.name, records=rows, columns=list(columns))
         return
     processors = [table.c[name].type.bind_processor(dialect) for name in columns]

@@ -2,10 +2,10 @@
 as one ``bulk`` load (a single transaction with the search indexes set aside and rebuilt once).
 
 Bulk is for a first load: a registry file into an empty catalogue, or one much smaller than the file.
-Keeping a GIN index, six B-tree indexes and (on SQLite) an FTS5 index up to date row by row cost more
-than half of the import (docs/benchmarks.md); building them once at the end costs a fraction of
-that. The indexes the import itself reads — the primary keys, the phone and blocking indexes of
-entity resolution, the registry's own ids — stay in place.
+Keeping six B-tree indexes and the search postings up to date row by row cost more than half of the
+import (docs/benchmarks.md); building them once at the end costs a fraction of that. The indexes the
+import itself reads — the primary keys, the phone and blocking indexes of entity resolution, the
+registry's own ids — stay in place.
 
 Safety: the indexes are dropped, the file loaded and the indexes rebuilt in one transaction, and both
 databases make DDL transactional. A killed or failed bulk import rolls back whole: the catalogue is
@@ -23,6 +23,7 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.contacts.search import postings as search_postings
 from vpx.db import Database
 from vpx.registries.reader import SNIFF_BYTES
 
@@ -131,6 +132,8 @@ async def _postgres_set_aside(session: AsyncSession) -> SetAside:
         aside.constraints = [(table, name, definition) for table, name, definition in constraints]
         for name, _ in aside.indexes:
             await session.execute(text(f'DROP INDEX "{name}"'))
+        # The search postings are built once at the end, not logged row by row.
+        await session.execute(text("ALTER TABLE contacts DISABLE TRIGGER search_changes"))
         for table, name, _ in aside.constraints:
             await session.execute(text(f'ALTER TABLE "{table}" DROP CONSTRAINT "{name}"'))
     except DBAPIError as exc:
@@ -148,6 +151,8 @@ async def _postgres_restore(session: AsyncSession, aside: SetAside) -> None:
     for table, name, definition in aside.constraints:
         # Checked once, by one join, instead of row by row.
         await session.execute(text(f'ALTER TABLE "{table}" ADD CONSTRAINT "{name}" {definition}'))
+    await session.execute(text("ALTER TABLE contacts ENABLE TRIGGER search_changes"))
+    await search_postings.rebuild(session)
     await session.execute(text("ANALYZE contacts"))
 
 
@@ -158,14 +163,14 @@ async def _sqlite_set_aside(session: AsyncSession) -> SetAside:
     async def rows(sql: str, *parameters: Any) -> list[Any]:
         return list(await connection.exec_driver_sql(sql, parameters))
 
-    # The full-text index is kept by triggers; only those are set aside (any other trigger on
-    # contacts stays and fires as usual).
+    # The search postings' change log is kept by triggers; only those are set aside (any other
+    # trigger on contacts stays and fires as usual).
     aside.triggers = [
         (name, sql)
         for name, sql in await rows(
             "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'contacts'"
         )
-        if "contacts_fts" in sql
+        if "search_changes" in sql
     ]
     marks = ", ".join("?" for _ in TABLES)
     aside.indexes = [
@@ -193,16 +198,8 @@ async def _sqlite_restore(session: AsyncSession, aside: SetAside) -> None:
     connection = await session.connection()
     for _, sql in aside.indexes:
         await connection.exec_driver_sql(sql)
-    if aside.triggers:
-        # The index holds active contacts only (what the insert trigger indexes): emptied and
-        # refilled from the table in one pass, with every contact as the load left it.
-        described: list[Any] = list(await connection.exec_driver_sql("PRAGMA table_info(contacts_fts)"))
-        columns = ", ".join(str(column[1]) for column in described)
-        await connection.exec_driver_sql("INSERT INTO contacts_fts(contacts_fts) VALUES ('delete-all')")
-        await connection.exec_driver_sql(
-            f"INSERT INTO contacts_fts(rowid, {columns}) SELECT id, {columns} FROM contacts WHERE status = 'active'"
-        )
     for _, sql in aside.triggers:
         await connection.exec_driver_sql(sql)
+    await search_postings.rebuild(session)
     if aside.sqlite_cache is not None:
         await connection.exec_driver_sql(f"PRAGMA cache_size = {aside.sqlite_cache}")

@@ -13,7 +13,6 @@ from typing import Any, NamedTuple
 
 from vpx.contacts.identifiers import joined, licence_of, parsed, registrable_domain
 from vpx.contacts.normalise import block_token, name_key, street_key, text_key, words
-from vpx.contacts.search.vector import contact_vector
 from vpx.registries.matching import MatchKeys, match_name
 
 MAX_EXAMPLES = 5
@@ -224,16 +223,3 @@ class ImportSummary:
             "rows_per_second": round(self.rows_read / self.seconds) if self.seconds > 0 else None,
             "error": self.error,
         }
-
-
-_VECTOR_FIELDS = itemgetter(
-    *(COLUMN[name] for name in ("business_name", "specialty", "license_type", "industry", "city", "state", "city_key"))
-)
-
-
-def search_vectors(records: list[Ready]) -> dict[str, bytes | None]:
-    """PostgreSQL search vectors of the records' contacts, by record id (None: the server makes it;
-    a record listed twice in a batch has its last listing's, as the writer keeps its last listing)."""
-    return {
-        record.record_id: contact_vector(*_VECTOR_FIELDS(record.row)) for record in records if record.row is not None
-    }

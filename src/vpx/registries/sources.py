@@ -24,7 +24,7 @@ from vpx.contacts.search import SearchBackend
 from vpx.db import Database
 from vpx.registries.matching import NAME_THRESHOLD
 from vpx.registries.reader import OpenedFile, SkipRow
-from vpx.registries.records import ImportSummary, Ready, row_terms, search_vectors
+from vpx.registries.records import ImportSummary, Ready, row_terms
 from vpx.registries.seen import SeenIds
 from vpx.registries.upsert import BatchContext, write_contact_batch
 
@@ -48,8 +48,6 @@ class ReadBatch:
     skipped: list[tuple[str, str]]
     bytes_read: int
     terms: set[str] | None = None
-    # PostgreSQL: the contacts' search vectors by record id, made by the reader (vpx.contacts.search.vector).
-    vectors: dict[str, bytes | None] | None = None
 
 
 @dataclass
@@ -147,21 +145,17 @@ class ContactSource(Source):
     def ready(
         self, items: list[Any], ctx: ImportContext, rows: int, skipped: list[tuple[str, str]], bytes_read: int
     ) -> ReadBatch:
-        # The batch's search words, and on PostgreSQL its contacts' search vectors, are computed by
-        # the reader too: on its own core, instead of by the server row by row.
+        # The batch's search words are computed by the reader too: on its own core.
         return ReadBatch(
             items=items,
             rows=rows,
             skipped=skipped,
             bytes_read=bytes_read,
             terms=row_terms([record.row for record in items if record.row is not None]),
-            vectors=search_vectors(items) if ctx.dialect == "postgresql" else None,
         )
 
     async def write(self, session: AsyncSession, batch: ReadBatch, ctx: ImportContext) -> None:
-        await write_contact_batch(
-            session, batch.items, ctx.batch_context(self.registry), terms=batch.terms, vectors=batch.vectors
-        )
+        await write_contact_batch(session, batch.items, ctx.batch_context(self.registry), terms=batch.terms)
 
     async def finish(self, database: Database, ctx: ImportContext) -> None:
         from vpx.registries.companies import link_companies

@@ -117,11 +117,9 @@ async def write_contact_batch(
     ctx: BatchContext,
     *,
     terms: set[str] | None = None,
-    vectors: dict[str, bytes | None] | None = None,
 ) -> None:
     """Applies one batch of records; counts land in ``ctx.summary``. ``terms``: the batch's search
-    words when the reader computed them; ``vectors``: on PostgreSQL, its contacts' search vectors by
-    record id (vpx.contacts.search.vector)."""
+    words when the reader computed them."""
     summary = ctx.summary
     by_id: dict[str, Ready] = {}
     for record in records:
@@ -150,7 +148,7 @@ async def write_contact_batch(
 
     touched_people: list[tuple[int, Ready]] = []
     await _refresh_statistics(session, ctx)
-    new_rows = await _add_new(session, new, ctx, touched_people, vectors)
+    new_rows = await _add_new(session, new, ctx, touched_people)
     if written is not None:
         for record in new:
             written.add(record.record_id)
@@ -199,7 +197,6 @@ async def _add_new(
     new: list[Ready],
     ctx: BatchContext,
     touched_people: list[tuple[int, Ready]],
-    vectors: dict[str, bytes | None] | None = None,
 ) -> list[Row]:
     if not new:
         return []
@@ -209,24 +206,15 @@ async def _add_new(
     )
     # Records merged into a contact created earlier in this batch fill that contact's gaps before it is written.
     creating = [index for index, target in enumerate(targets) if target.pending is None and target.contact_id is None]
-    filled: set[int] = set()
     for index, target in enumerate(targets):
         if target.pending is not None:
-            row = _filled(rows[target.pending], rows[index])
-            if row is not rows[target.pending]:
-                rows[target.pending] = row
-                filled.add(target.pending)
+            rows[target.pending] = _filled(rows[target.pending], rows[index])
     allocated = await bulk.allocate_ids(session, CONTACTS, len(creating), table_locked=ctx.table_locked)
     ids = dict(zip(creating, allocated, strict=True))
     created_rows = [rows[index] for index in creating]
     if created_rows:
         columns: tuple[str, ...] = ("id", *CONTACT_COLUMNS)
-        if vectors is None:
-            values = [(ids[i], *rows[i]) for i in creating]
-        else:
-            # A contact whose gaps another record filled has a vector of other fields: the server makes it.
-            columns = (*columns, "search_vector")
-            values = [(ids[i], *rows[i], None if i in filled else vectors.get(new[i].record_id)) for i in creating]
+        values = [(ids[i], *rows[i]) for i in creating]
         await bulk.insert_rows(session, CONTACTS, columns, values)
 
     merges_into_existing: list[dict[str, Any]] = []

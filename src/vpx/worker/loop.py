@@ -19,6 +19,7 @@ from vpx.auth.ratelimit import RateLimits
 from vpx.batches import service as batch_service
 from vpx.clock import Clock
 from vpx.config import Settings
+from vpx.contacts.search import postings as search_postings
 from vpx.db import Database
 from vpx.enrichment import batch as enrichment_batches
 from vpx.enrichment import build_waterfall, close_waterfall
@@ -92,6 +93,7 @@ class Worker:
                 asyncio.create_task(self._loop("sequences", self._sequence_sends)),
                 asyncio.create_task(self._loop("mailboxes", self._mailbox_reads)),
                 asyncio.create_task(self._loop("visits", self._visit_purge)),
+                asyncio.create_task(self._loop("search", self._search_changes)),
                 asyncio.create_task(self._heartbeat()),
             ]
             if not self.database.is_sqlite:
@@ -200,6 +202,10 @@ class Worker:
         if deleted == 0:
             self._purged_at = now
         return deleted
+
+    async def _search_changes(self) -> int:
+        """Changes to contacts folded into the search postings (searches apply pending ones meanwhile)."""
+        return await search_postings.fold_changes(self.database)
 
     async def _loop(self, name: str, one_round: Callable[[], Awaitable[int]]) -> None:
         woken = wakeup.register()

@@ -1,9 +1,9 @@
-"""One search interface, two backends (D13): SQLite FTS5 and PostgreSQL full text with pg_trgm.
+"""One search engine on both databases (D13): the postings of every term as Roaring bitmaps, a
+question planned with the trade vocabulary, typo corrections from the catalogue's vocabulary.
 
 Typo tolerance works on the catalogue's vocabulary, not on whole names: each query word that no
 catalogue word starts with is corrected to the nearest vocabulary words (edit distance 1, or 2 for
-long words), found through a trigram index, and the query becomes an ordinary full-text query
-``(word* OR correction …) AND …``. See docs/search.md for the measurements behind this.
+long words), found through a trigram index. See docs/search.md.
 """
 
 from __future__ import annotations

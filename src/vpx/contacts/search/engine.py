@@ -1,34 +1,60 @@
-"""The search contract shared by both backends."""
+"""The search contract, answered from the postings the same way on both databases.
+
+A question is read (a trailing place becomes filters: vpx.contacts.search.language), planned into
+clauses (vpx.contacts.search.plan), and answered by set operations on the bitmaps of its terms
+(vpx.contacts.search.postings): the total is exact whatever the number of matches, and any page is
+as cheap as the first. Relevance comes in three tiers, each in contact id order:
+
+1. the business name holds the question's words as typed (or their other forms, or a typo's
+   corrections): a business literally named so comes first;
+2. the name, specialty or licence type holds them or the trade vocabulary's words for them;
+3. anything else that matches (the words found only in the industry or the city).
+
+Pages of one result set stop at the highest matching contact id there was when its first page was
+read (remembered per process for a few minutes), so contacts added between two page requests shift
+nothing.
+"""
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Callable
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
+from pyroaring import BitMap
 from rapidfuzz.distance import OSA
-from sqlalchemy import Select, func, select, text
+from sqlalchemy import Select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from vpx.contacts.normalise import fold, words
-from vpx.contacts.search.caches import AnswerCache, FirstPage, Matches
+from vpx.contacts.search import postings
+from vpx.contacts.search.caches import AnswerCache
+from vpx.contacts.search.language import read_place
+from vpx.contacts.search.plan import Clause, Option, Plan, plan_filter, plan_words
+from vpx.contacts.search.terms import (
+    EVERY_CONTACT,
+    NAME,
+    TEXT_FIELDS,
+    TRADE_FIELDS,
+    city_term,
+    industry_term,
+    state_term,
+)
+from vpx.contacts.search.vocabulary import Vocabulary, built_in
 from vpx.models import Contact
 
 if TYPE_CHECKING:
     from vpx.db import Database
 
-MAX_QUERY_WORDS = 8
 AnySelect = TypeVar("AnySelect", bound="Select[*tuple[Any, ...]]")
 MAX_CORRECTIONS = 3
-# How many of a query's first matches are kept per tier: 40 pages of 25. Deeper pages are read from
-# the index with an offset.
-KEPT_MATCHES = 1_000
-# A first page (offset 0) is read on its own, with its total, and at least this many of its ids are
-# remembered; the kept matches are read only when a later page is asked for.
-FIRST_IDS = 25
-_HIGHEST_ID = text("SELECT max(id) FROM contacts")
+# Bytes of bitmaps each process remembers (the most used terms: states, common words).
+BITMAP_MEMORY = 64 * 1024 * 1024
+# How long a result set's horizon is remembered for its later pages.
+HORIZON_SECONDS = 300.0
 
 # Searches read through an ORM session or a bare connection (the API's search uses the latter: it
 # has nothing to load into a session).
@@ -50,42 +76,24 @@ class SearchQuery:
         return (self.text, self.state, self.city, self.industry, self.specialty, self.license_type)
 
 
+@dataclass(frozen=True)
+class Interpreted:
+    """How a question was read: its words, and the city and state searched (from the filters, or
+    from a trailing "in PLACE" of the words)."""
+
+    q: str
+    city: str | None
+    state: str | None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"q": self.q, "city": self.city, "state": self.state}
+
+
 @dataclass
 class SearchPage:
     rows: list[Any]
     total: int
-
-
-@dataclass(frozen=True)
-class WordClause:
-    """One query word and what may stand for it: the word as a prefix, or exact corrections."""
-
-    word: str
-    prefix: bool
-    corrections: tuple[str, ...] = ()
-
-
-@dataclass
-class TermPlan:
-    text: list[WordClause] = field(default_factory=list)
-    specialty: list[WordClause] = field(default_factory=list)
-    license_type: list[WordClause] = field(default_factory=list)
-
-    @property
-    def empty(self) -> bool:
-        return not (self.text or self.specialty or self.license_type)
-
-
-def facet_terms(query: SearchQuery) -> list[str]:
-    """The filters as the index terms the migrations derive from each contact (see search_facets)."""
-    terms = []
-    if query.state:
-        terms.append("st" + query.state.lower())
-    if query.industry:
-        terms.append("in" + query.industry.replace("-", ""))
-    if query.city:
-        terms.append("ct" + "".join(words(query.city)))
-    return terms
+    interpreted: Interpreted | None = None
 
 
 PREVIEW_COLUMNS = (
@@ -100,6 +108,20 @@ PREVIEW_COLUMNS = (
 
 def max_edits(word: str) -> int:
     return 1 if len(word) < 8 else 2
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def one_edit(word: str) -> set[str]:
+    """Every string one edit from ``word``: a letter deleted, two neighbours swapped, a letter
+    replaced or inserted (the optimal string alignment distance 1)."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    deleted = {a + b[1:] for a, b in splits if b}
+    swapped = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+    replaced = {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
+    inserted = {a + c + b for a, b in splits for c in _LETTERS}
+    return (deleted | swapped | replaced | inserted) - {word}
 
 
 def closest(word: str, candidates: list[str]) -> tuple[str, ...]:
@@ -120,8 +142,8 @@ class SearchBackend(Protocol):
     async def search(self, session: Reader, query: SearchQuery) -> SearchPage: ...
 
     async def matching_condition(self, session: Reader, query: SearchQuery) -> Any:
-        """A WHERE condition on ``contacts`` selecting what the query matches (words with their
-        typo corrections, specialty, licence type, filters), or None when it has no words."""
+        """A WHERE condition on ``contacts`` selecting what the query's words match (with their
+        forms, corrections and vocabulary, the filters too), or None when it has no words."""
         ...
 
     async def add_terms(self, session: AsyncSession, terms: set[str]) -> None: ...
@@ -129,182 +151,163 @@ class SearchBackend(Protocol):
     def refresh_from(self, database: Database) -> SearchBackend: ...
 
 
-# Tiers of relevance: every query word in the business name first, then the other matches; id
-# order within a tier. Unranked scans in id order stop as soon as a page is full, where ranking
-# every match of a common word costs a hundred times more (docs/search.md).
-NAME_TIER, OTHER_TIER, ALL = 1, 2, 0
+class BitmapMemory:
+    """The bitmaps a process remembers, by term (or prefix), each of the generation it was read in;
+    at most ``capacity`` bytes, the least recently used forgotten first."""
+
+    def __init__(self, capacity: int = BITMAP_MEMORY) -> None:
+        self.capacity = capacity
+        self.items: OrderedDict[str, tuple[int, int, BitMap]] = OrderedDict()
+        self.size = 0
+
+    def get(self, key: str, generation: int) -> BitMap | None:
+        hit = self.items.get(key)
+        if hit is None or hit[0] != generation:
+            return None
+        self.items.move_to_end(key)
+        return hit[2]
+
+    def put(self, key: str, generation: int, bitmap: BitMap) -> None:
+        statistics = bitmap.get_statistics()
+        weight = 64 + (
+            statistics["n_bytes_array_containers"]
+            + statistics["n_bytes_run_containers"]
+            + statistics["n_bytes_bitset_containers"]
+        )
+        old = self.items.pop(key, None)
+        if old is not None:
+            self.size -= old[1]
+        if weight > self.capacity // 4:
+            return
+        self.items[key] = (generation, weight, bitmap)
+        self.size += weight
+        while self.size > self.capacity:
+            _, (_, dropped, _) = self.items.popitem(last=False)
+            self.size -= dropped
+
+
+class Horizons:
+    """Each recent result set's highest contact id, for its later pages."""
+
+    def __init__(self, capacity: int = 8192, clock: Callable[[], float] = time.monotonic) -> None:
+        self.capacity, self.clock = capacity, clock
+        self.items: OrderedDict[Any, tuple[float, int]] = OrderedDict()
+
+    def get(self, key: Any) -> int | None:
+        hit = self.items.get(key)
+        if hit is None or self.clock() - hit[0] > HORIZON_SECONDS:
+            return None
+        return hit[1]
+
+    def put(self, key: Any, horizon: int) -> None:
+        self.items.pop(key, None)
+        self.items[key] = (self.clock(), horizon)
+        while len(self.items) > self.capacity:
+            self.items.popitem(last=False)
+
+
+@dataclass
+class Terms:
+    """The bitmaps one question needs, read (or remembered) and brought up to date with the changes
+    pending in its view."""
+
+    exact: dict[str, BitMap] = field(default_factory=dict)
+    prefixed: dict[str, BitMap] = field(default_factory=dict)
+
+    def term(self, term: str) -> BitMap:
+        return self.exact.get(term) or BitMap()
+
+    def word(self, fields: Iterable[str], word: str, prefix: bool) -> BitMap:
+        source = self.prefixed if prefix else self.exact
+        found = [source[f + word] for f in fields if f + word in source]
+        return BitMap.union(*found) if found else BitMap()
+
+
+def _option(terms: Terms, option: Option, fields: tuple[str, ...]) -> BitMap:
+    last = len(option.words) - 1
+    if last == 0:
+        return terms.word(fields, option.words[0], option.prefix)
+    per_field = []
+    for f in fields:
+        parts = [terms.word((f,), w, option.prefix and i == last) for i, w in enumerate(option.words)]
+        per_field.append(BitMap.intersection(*parts))
+    return BitMap.union(*per_field)
+
+
+def _clause(terms: Terms, clause: Clause, fields: tuple[str, ...], *, typed_only: bool = False) -> BitMap:
+    options = clause.typed if typed_only else clause.options
+    return BitMap.union(*(_option(terms, option, fields) for option in options))
+
+
+def _all_of(parts: list[BitMap], base: BitMap) -> BitMap:
+    result = base
+    for part in sorted(parts, key=len):
+        result = result & part
+        if not result:
+            break
+    return result
 
 
 class BaseBackend:
-    """The parts both backends share: planning words and corrections, tiered paging, counting, and
-    what is remembered between searches (vpx.contacts.search.caches)."""
+    """Planning, reading the postings and paging, shared by both databases; the dialect parts look
+    words up in the vocabulary (typo corrections) and read rows by id."""
 
-    def __init__(self) -> None:
-        self.counts: AnswerCache[int] = AnswerCache(capacity=8192)
+    def __init__(self, vocabulary: Vocabulary | None = None) -> None:
+        self.vocabulary = vocabulary or built_in()
         # Each query word's corrections (none when catalogue words start with it).
         self.corrections: AnswerCache[tuple[str, ...]] = AnswerCache(capacity=8192)
-        # The first KEPT_MATCHES ids of each tier of recent queries: at most ~16 MB of ids.
-        self.matches: AnswerCache[Matches] = AnswerCache(capacity=2_000_000, weigh=lambda m: len(m.ids))
-        # Each recent query's first page: its ids (page order), total and horizon; at most ~3 MB of ids.
-        self.firsts: AnswerCache[FirstPage] = AnswerCache(capacity=400_000, weigh=lambda f: len(f.ids))
+        self.bitmaps = BitmapMemory()
+        self.horizons = Horizons()
         self.database: Database | None = None
 
     def refresh_from(self, database: Database) -> Self:
-        """Stale answers are then served at once and worked out again on a connection of its own."""
+        """Reads the operator's vocabulary (VPX_SEARCH_SYNONYMS) and recomputes stale corrections on a
+        connection of its own."""
         self.database = database
+        extra = getattr(database.settings, "search_synonyms", None)
+        if extra is not None:
+            from vpx.contacts.search.vocabulary import load
+
+            self.vocabulary = load(extra)
         return self
 
     def _background(self) -> Callable[[], AbstractAsyncContextManager[Reader]] | None:
         return self.database.read_engine.connect if self.database is not None else None
 
+    # --- the dialect parts -------------------------------------------------------------------
+
     async def has_prefix(self, session: Reader, word: str) -> bool:
         raise NotImplementedError
 
     async def similar_terms(self, session: Reader, word: str) -> list[str]:
+        """Vocabulary words sharing trigrams with ``word`` (candidates two edits away)."""
         raise NotImplementedError
 
-    async def fetch(
-        self,
-        session: Reader,
-        query: SearchQuery,
-        plan: TermPlan,
-        tier: int,
-        limit: int,
-        offset: int,
-        size: int | None = None,
-    ) -> list[Any]:
-        """Active matching contacts of one tier (or ALL), with the filters, in id order; ``size`` is
-        the tier's match count, or a bound on it, when known."""
+    async def known_words(self, session: Reader, candidates: list[str]) -> list[str]:
+        """Which of ``candidates`` are vocabulary words."""
         raise NotImplementedError
-
-    async def fetch_ids(
-        self,
-        session: Reader,
-        query: SearchQuery,
-        plan: TermPlan,
-        tier: int,
-        limit: int,
-        size: int | None,
-        horizon: int | None = None,
-    ) -> list[int]:
-        """The ids of the tier's first ``limit`` matches, in id order (``size`` as for fetch), none
-        above ``horizon`` when given."""
-        raise NotImplementedError
-
-    async def read_first(
-        self, session: Reader, query: SearchQuery, plan: TermPlan, limit: int
-    ) -> tuple[list[Any], int, int]:
-        """The first ``limit`` matches in page order (preview rows), how many there are in all, and
-        the highest contact id. Backends may answer it in one statement."""
-        horizon = int(await session.scalar(_HIGHEST_ID) or 0)
-        total = await self.count(session, query, plan, ALL)
-        rows: list[Any] = []
-        for tier in (NAME_TIER, OTHER_TIER) if plan.text else (ALL,):
-            if total == 0 or len(rows) >= limit:
-                break
-            size = await self.tier_size_hint(session, query, plan, tier)
-            rows += await self.fetch(session, query, plan, tier, limit - len(rows), 0, size)
-        return rows, total, horizon
 
     async def rows_by_id(self, session: Reader, ids: list[int]) -> list[Any]:
         """The preview columns of the active contacts among ``ids``, in any order."""
         raise NotImplementedError
 
-    async def tier_size_hint(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> int | None:
-        """What ``fetch`` and ``fetch_ids`` need to know of a tier's size (None: nothing)."""
-        return None
-
-    async def count_matches(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> int:
-        """How many active contacts of the tier (or ALL) match, with the filters."""
+    def ids_condition(self, ids: list[int]) -> Any:
         raise NotImplementedError
 
-    def condition(self, query: SearchQuery, plan: TermPlan) -> Any:
+    async def add_terms(self, session: AsyncSession, terms: set[str]) -> None:
         raise NotImplementedError
 
-    async def matching_condition(self, session: Reader, query: SearchQuery) -> Any:
-        plan = await self.plan(session, query)
-        return None if plan.empty else self.condition(query, plan)
+    # --- planning ------------------------------------------------------------------------------
 
-    async def search(self, session: Reader, query: SearchQuery) -> SearchPage:
-        plan = await self.plan(session, query)
-        if plan.empty:
-            return await self.browse(session, query)
-        if query.offset == 0:
-            return await self._first_page(session, query, plan)
-        total = await self.count(session, query, plan, ALL)
-        if total == 0:
-            return SearchPage(rows=[], total=0)
-        # The page, tier by tier: from each tier's kept matches when they reach far enough, else
-        # (deep into a large tier) read from the index with an offset.
-        pieces: list[tuple[bool, list[Any]]] = []  # (ids?, ids or rows), in page order
-        wanted, skip = query.limit, query.offset  # skip: how far into this tier the page starts
-        for tier in (NAME_TIER, OTHER_TIER) if plan.text else (ALL,):
-            if wanted == 0:
-                break
-            matches = await self._matches(session, query, plan, tier)
-            if matches.complete or skip + wanted <= len(matches.ids):
-                taken = list(matches.ids[skip : skip + wanted])
-                pieces.append((True, taken))
-                wanted -= len(taken)
-                skip = max(0, skip - len(matches.ids))
-                continue
-            size = await self.count(session, query, plan, tier)
-            if skip < size:
-                rows = await self.fetch(session, query, plan, tier, wanted, skip, size)
-                pieces.append((False, rows))
-                wanted -= len(rows)
-            skip = max(0, skip - size)
-        ids = [i for is_ids, part in pieces if is_ids for i in part]
-        by_id = {row.id: row for row in await self.rows_by_id(session, ids)} if ids else {}
-        page: list[Any] = []
-        for is_ids, part in pieces:
-            page += [by_id[i] for i in part if i in by_id] if is_ids else part
-        return SearchPage(rows=page, total=total)
+    async def plan(self, session: Reader, query: SearchQuery) -> Plan:
+        async def corrections(word: str) -> tuple[str, ...]:
+            return await self._corrections(session, word)
 
-    async def _first_page(self, session: Reader, query: SearchQuery, plan: TermPlan) -> SearchPage:
-        """A first page: what most searches ask for, and most only once. Read on its own (one pass
-        over the matches on PostgreSQL) rather than with a thousand kept matches per tier."""
-        want = max(query.limit, FIRST_IDS)
-        read: list[Any] | None = None
-
-        async def compute(reader: Reader) -> FirstPage:
-            nonlocal read
-            rows, total, horizon = await self.read_first(reader, query, plan, want + 1)
-            read = rows
-            ids = array("q", [row.id for row in rows[:want]])
-            return FirstPage(ids=ids, total=total, complete=len(rows) <= want, horizon=horizon)
-
-        key = query.count_key()
-        first = await self.firsts.get(key, compute, session, background=self._background())
-        if not first.complete and len(first.ids) < query.limit:
-            first = await compute(session)  # remembered for a smaller page
-            self.firsts.put(key, first)
-        if read is not None:  # this request read the rows itself
-            return SearchPage(rows=read[: query.limit], total=first.total)
-        ids = list(first.ids[: query.limit])
-        by_id = {row.id: row for row in await self.rows_by_id(session, ids)} if ids else {}
-        return SearchPage(rows=[by_id[i] for i in ids if i in by_id], total=first.total)
-
-    async def _matches(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> Matches:
-        async def compute(reader: Reader) -> Matches:
-            size = await self.tier_size_hint(reader, query, plan, tier)
-            first = self.firsts.peek(query.count_key())
-            horizon = first.horizon if first is not None else None
-            ids = await self.fetch_ids(reader, query, plan, tier, KEPT_MATCHES + 1, size, horizon)
-            return Matches(ids=array("q", ids[:KEPT_MATCHES]), complete=len(ids) <= KEPT_MATCHES)
-
-        return await self.matches.get((*query.count_key(), tier), compute, session, background=self._background())
-
-    async def _clauses(self, session: Reader, text: str | None, *, correct: bool) -> list[WordClause]:
-        if not text:
-            return []
-        clauses = []
-        for word in words(text)[:MAX_QUERY_WORDS]:
-            corrections: tuple[str, ...] = ()
-            if correct and len(word) >= 4 and not word.isdigit():
-                corrections = await self._corrections(session, word)
-            clauses.append(WordClause(word=word, prefix=len(word) >= 2, corrections=corrections))
-        return clauses
+        return Plan(
+            clauses=await plan_words(query.text, self.vocabulary, corrections),
+            specialty=plan_filter(query.specialty),
+            license_type=plan_filter(query.license_type),
+        )
 
     async def _corrections(self, session: Reader, word: str) -> tuple[str, ...]:
         """Nearest vocabulary words for a word that no catalogue word starts with (else none)."""
@@ -312,19 +315,152 @@ class BaseBackend:
         async def compute(reader: Reader) -> tuple[str, ...]:
             if await self.has_prefix(reader, word):
                 return ()
-            return closest(word, await self.similar_terms(reader, word))
+            # Every word one edit away, looked up exactly (a few hundred index probes), finds what
+            # most typos are; for a long word with none, words two edits away are found through
+            # shared trigrams.
+            candidates = await self.known_words(reader, sorted(one_edit(word)))
+            if not candidates and max_edits(word) > 1:
+                candidates = await self.similar_terms(reader, word)
+            return closest(word, candidates)
 
         return await self.corrections.get(word, compute, session, background=self._background())
 
-    async def plan(self, session: Reader, query: SearchQuery) -> TermPlan:
-        return TermPlan(
-            text=await self._clauses(session, query.text, correct=True),
-            specialty=await self._clauses(session, query.specialty, correct=False),
-            license_type=await self._clauses(session, query.license_type, correct=False),
-        )
+    # --- reading the postings ------------------------------------------------------------------
+
+    async def _read(self, session: Reader, view: postings.View, exact: set[str], prefixes: set[str]) -> Terms:
+        terms = Terms()
+        missing = []
+        for term in exact:
+            remembered = self.bitmaps.get(term, view.generation)
+            if remembered is None:
+                missing.append(term)
+            else:
+                terms.exact[term] = remembered
+        if missing:
+            found = await postings.read_terms(session, sorted(missing))
+            for term in missing:
+                bitmap = found.get(term, BitMap())
+                self.bitmaps.put(term, view.generation, bitmap)
+                terms.exact[term] = bitmap
+        for prefix in prefixes:
+            key = prefix + "*"
+            remembered = self.bitmaps.get(key, view.generation)
+            if remembered is None:
+                found = await postings.read_prefixed(session, prefix)
+                remembered = BitMap.union(*found.values()) if found else BitMap()
+                self.bitmaps.put(key, view.generation, remembered)
+            terms.prefixed[prefix] = remembered
+        if view.pending:
+            _apply_pending(terms, view.pending)
+        return terms
+
+    async def _matches(self, session: Reader, query: SearchQuery, plan: Plan) -> tuple[list[BitMap], BitMap]:
+        """The tiers of a question (one when it has no words) and all its matches, unclamped."""
+        exact: set[str] = set()
+        prefixes: set[str] = set()
+        for clause, fields in self._clause_fields(plan):
+            for option in clause.options:
+                for i, word in enumerate(option.words):
+                    target = prefixes if option.prefix and i == len(option.words) - 1 else exact
+                    target.update(f + word for f in fields)
+        facets = _facet_terms(query)
+        exact.update(facets)
+        if not facets and not plan.clauses:
+            exact.add(EVERY_CONTACT)
+        view = await postings.read_view(session)
+        terms = await self._read(session, view, exact, prefixes)
+        base = _all_of([terms.term(t) for t in facets], terms.term(facets[0]) if facets else BitMap())
+        filters = [_clause(terms, c, ("s:",)) for c in plan.specialty]
+        filters += [_clause(terms, c, ("l:",)) for c in plan.license_type]
+        if not plan.clauses:
+            start = base if facets else terms.term(EVERY_CONTACT)
+            everything = _all_of(filters, start) if filters else start
+            return [everything], everything
+        required = plan.required
+        first, *rest = [_clause(terms, c, TEXT_FIELDS) for c in required]
+        everything = _all_of(rest + filters + ([base] if facets else []), first)
+        if not everything:
+            return [everything, BitMap(), BitMap()], everything
+        trade = _all_of([_clause(terms, c, TRADE_FIELDS) for c in required], everything)
+        named = _all_of([_clause(terms, c, (NAME,), typed_only=True) for c in plan.clauses], everything)
+        return [named, trade - named, everything - trade - named], everything
+
+    @staticmethod
+    def _clause_fields(plan: Plan) -> Iterable[tuple[Clause, tuple[str, ...]]]:
+        for clause in plan.clauses:
+            yield clause, TEXT_FIELDS
+        for clause in plan.specialty:
+            yield clause, ("s:",)
+        for clause in plan.license_type:
+            yield clause, ("l:",)
+
+    # --- answering -----------------------------------------------------------------------------
+
+    async def interpret(self, session: Reader, query: SearchQuery) -> tuple[SearchQuery, Interpreted | None]:
+        """The question with a trailing place read into the filters (explicit filters win), and how
+        it was read; a place the catalogue does not know is left in the words."""
+        if not query.text:
+            return query, None
+        tokens = words(query.text)
+        place = read_place(tokens)
+        if place is not None:
+            state = query.state or place.state
+            city = query.city or place.city_name
+            if place.city and not query.city and not await self._knows_city(session, place.city_name or "", state):
+                place = None
+            else:
+                text_ = " ".join(place.rest)
+                query = SearchQuery(
+                    text=text_,
+                    state=state,
+                    city=city,
+                    industry=query.industry,
+                    specialty=query.specialty,
+                    license_type=query.license_type,
+                    limit=query.limit,
+                    offset=query.offset,
+                )
+                return query, Interpreted(q=text_, city=city, state=state)
+        return query, Interpreted(q=query.text or "", city=query.city, state=query.state)
+
+    async def _knows_city(self, session: Reader, city: str, state: str | None) -> bool:
+        view = await postings.read_view(session)
+        wanted = {city_term(city)} | ({state_term(state)} if state else set())
+        terms = await self._read(session, view, wanted, set())
+        return bool(_all_of([terms.term(t) for t in wanted], terms.term(city_term(city))))
+
+    async def search(self, session: Reader, query: SearchQuery) -> SearchPage:
+        query, interpreted = await self.interpret(session, query)
+        plan = await self.plan(session, query)
+        tiers, everything = await self._matches(session, query, plan)
+        key = query.count_key()
+        if query.offset == 0:
+            if everything:
+                self.horizons.put(key, everything.max())
+        else:
+            horizon = self.horizons.get(key)
+            if horizon is not None:
+                tiers = [_up_to(tier, horizon) for tier in tiers]
+        total = sum(len(tier) for tier in tiers)
+        ids = _page(tiers, query.offset, query.limit)
+        by_id = {row.id: row for row in await self.rows_by_id(session, ids)} if ids else {}
+        return SearchPage(rows=[by_id[i] for i in ids if i in by_id], total=total, interpreted=interpreted)
+
+    async def matching_ids(self, session: Reader, query: SearchQuery) -> BitMap | None:
+        """Every contact the question matches (words, place, filters), None when it has no words."""
+        query, _ = await self.interpret(session, query)
+        plan = await self.plan(session, query)
+        if plan.empty:
+            return None
+        return (await self._matches(session, query, plan))[1]
+
+    async def matching_condition(self, session: Reader, query: SearchQuery) -> Any:
+        ids = await self.matching_ids(session, query)
+        return None if ids is None else self.ids_condition(list(ids))
 
     @staticmethod
     def filtered(statement: AnySelect, query: SearchQuery) -> AnySelect:
+        """The plain filters as SQL (the revealed-contacts export applies them to its own rows)."""
         statement = statement.where(Contact.status == "active")
         if query.state:
             statement = statement.where(Contact.state == query.state)
@@ -334,31 +470,60 @@ class BaseBackend:
             statement = statement.where(Contact.industry == query.industry)
         return statement
 
-    async def browse(self, session: Reader, query: SearchQuery) -> SearchPage:
-        """No words to match: the filters alone, in id order."""
-        rows = (
-            await session.execute(
-                self.filtered(select(*PREVIEW_COLUMNS), query)
-                .order_by(Contact.id)
-                .limit(query.limit)
-                .offset(query.offset)
-            )
-        ).all()
 
-        async def compute(reader: Reader) -> int:
-            return int(await reader.scalar(self.filtered(select(func.count()).select_from(Contact), query)) or 0)
-
-        total = await self.counts.get((*query.count_key(), "browse"), compute, session, background=self._background())
-        return SearchPage(rows=list(rows), total=total)
-
-    async def count(self, session: Reader, query: SearchQuery, plan: TermPlan, tier: int) -> int:
-        async def compute(reader: Reader) -> int:
-            return await self.count_matches(reader, query, plan, tier)
-
-        return await self.counts.get((*query.count_key(), tier), compute, session, background=self._background())
+def _facet_terms(query: SearchQuery) -> list[str]:
+    terms = []
+    if query.state:
+        terms.append(state_term(query.state))
+    if query.industry:
+        terms.append(industry_term(query.industry))
+    if query.city:
+        terms.append(city_term(query.city))
+    return terms
 
 
-def backend_for(dialect: str) -> SearchBackend:
+def _apply_pending(terms: Terms, pending: dict[int, frozenset[str]]) -> None:
+    """Brings the bitmaps read up to the pending changes: each changed contact is in a term's bitmap
+    exactly when it has the term now (new bitmaps are made, never the remembered ones changed)."""
+    changed = BitMap(pending)
+    exact: dict[str, list[int]] = {key: [] for key in terms.exact}
+    prefixed: dict[str, list[int]] = {key: [] for key in terms.prefixed}
+    for contact_id, now in pending.items():
+        for term in now & exact.keys():
+            exact[term].append(contact_id)
+        for prefix, members in prefixed.items():
+            if any(term.startswith(prefix) for term in now):
+                members.append(contact_id)
+    for source, members_of in ((terms.exact, exact), (terms.prefixed, prefixed)):
+        for key, members in members_of.items():
+            bitmap = source[key]
+            if members or bitmap.intersect(changed):
+                source[key] = (bitmap - changed) | BitMap(members)
+
+
+def _up_to(bitmap: BitMap, highest: int) -> BitMap:
+    if not bitmap or bitmap.max() <= highest:
+        return bitmap
+    kept = bitmap.copy()
+    kept.remove_range(highest + 1, postings.MOST_ID + 1)
+    return kept
+
+
+def _page(tiers: list[BitMap], offset: int, limit: int) -> list[int]:
+    ids: list[int] = []
+    for tier in tiers:
+        if len(ids) >= limit:
+            break
+        if offset >= len(tier):
+            offset -= len(tier)
+            continue
+        end = min(len(tier), offset + limit - len(ids))
+        ids.extend(tier[offset:end])
+        offset = 0
+    return ids
+
+
+def backend_for(dialect: str) -> BaseBackend:
     if dialect == "sqlite":
         from vpx.contacts.search.sqlite import SqliteSearch
 

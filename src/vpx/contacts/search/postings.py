@@ -1,0 +1,369 @@
+"""The postings: for each term (vpx.contacts.search.terms), the ids of the active contacts that have
+it, as Roaring bitmaps (pyroaring) in ``search_postings``, one row per term and chunk of 2**18
+contact ids. A search reads the rows of its terms and works out the answer here, with set operations
+whose cost follows the size of the bitmaps, never the number of contacts read from a table: a common
+word's 200,000 matches are one bitmap of a few hundred kilobytes, counted exactly in microseconds.
+Both databases keep the same rows and the same code answers on both.
+
+How the postings follow the catalogue. Triggers on ``contacts`` (migration 20261128_search_postings)
+write a row to ``search_changes`` for every insert, every change of a searched field or of the
+status, and every delete, with the searched fields as they were. Writers therefore need do nothing,
+whatever path they write by. Then:
+- a search applies the pending changes to what it read (``View``): its answer is exact at once;
+- the worker folds them into the postings (``merge``) and advances ``search_state.generation``,
+  which tells each process that what it remembers of the postings is out of date.
+Bulk loads set the trigger aside with the other indexes and build the postings of what they loaded
+in one pass (``rebuild``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from pyroaring import BitMap
+from sqlalchemy import bindparam, text
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.types import String
+
+from vpx.contacts.search.terms import contact_terms, searched_word
+
+if TYPE_CHECKING:
+    from vpx.db import Database
+
+CHUNK_BITS = 18
+# Contact ids must fit the bitmaps' 32 bits.
+MOST_ID = 2**32 - 1
+# Pending changes a search applies itself; beyond them (a large load the worker is still folding
+# in) a search answers from the postings as they are, for the seconds that takes.
+PENDING_APPLIED = 5_000
+# Changes folded into the postings per transaction.
+MERGE_BATCH = 20_000
+
+Reader = AsyncSession | AsyncConnection
+CONTACT_FIELDS = ("business_name", "specialty", "license_type", "industry", "city", "state")
+
+
+def chunk_of(contact_id: int) -> int:
+    return contact_id >> CHUNK_BITS
+
+
+def terms_of(row: Any) -> frozenset[str]:
+    """The terms of a contacts row (anything with the searched fields as attributes), none unless
+    it is active (a row of NULLs: a contact that is gone)."""
+    if row is None or row.status != "active":
+        return frozenset()
+    return contact_terms(
+        business_name=row.business_name or "",
+        specialty=row.specialty,
+        license_type=row.license_type,
+        industry=row.industry or "",
+        city=row.city or "",
+        state=row.state or "",
+    )
+
+
+# --- reading -----------------------------------------------------------------------------------
+
+_EXACT = {
+    "sqlite": text("SELECT term, ids FROM search_postings WHERE term IN (SELECT value FROM json_each(:terms))"),
+    "postgresql": text("SELECT term, ids FROM search_postings WHERE term = ANY(:terms)").bindparams(
+        bindparam("terms", type_=ARRAY(String()))
+    ),
+}
+_PREFIXED = text("SELECT term, ids FROM search_postings WHERE term >= :low AND term < :high")
+# The highest code point: above any character a term can hold, in both databases' byte order.
+_ABOVE = "\U0010ffff"
+
+
+def _dialect(reader: Reader) -> str:
+    return str(reader.get_bind().dialect.name if isinstance(reader, AsyncSession) else reader.dialect.name)
+
+
+async def read_terms(reader: Reader, terms: Sequence[str]) -> dict[str, BitMap]:
+    """Each term's bitmap (its chunks joined); a term no active contact has is left out."""
+    if not terms:
+        return {}
+    dialect = _dialect(reader)
+    value: Any = json.dumps(list(terms)) if dialect == "sqlite" else list(terms)
+    found: dict[str, BitMap] = {}
+    for term, blob in await reader.execute(_EXACT[dialect], {"terms": value}):
+        _join(found, term, blob)
+    return found
+
+
+async def read_prefixed(reader: Reader, prefix: str) -> dict[str, BitMap]:
+    """The bitmaps of every term that starts with ``prefix``."""
+    found: dict[str, BitMap] = {}
+    for term, blob in await reader.execute(_PREFIXED, {"low": prefix, "high": prefix + _ABOVE}):
+        _join(found, term, blob)
+    return found
+
+
+def _join(found: dict[str, BitMap], term: str, blob: bytes) -> None:
+    bitmap = BitMap.deserialize(bytes(blob))
+    if term in found:
+        found[term] |= bitmap
+    else:
+        found[term] = bitmap
+
+
+# --- what a search sees: the generation and the pending changes -------------------------------
+
+
+@dataclass(frozen=True)
+class View:
+    """The postings' generation and the changes not folded into them yet, each contact with the
+    terms it has now (none when it is inactive or gone)."""
+
+    generation: int
+    pending: dict[int, frozenset[str]] = field(default_factory=dict)
+
+    @property
+    def stamp(self) -> tuple[int, int]:
+        return self.generation, hash(tuple(sorted(self.pending.items())))
+
+
+_VIEW = text(
+    "SELECT (SELECT generation FROM search_state WHERE id = 1) AS generation, c.seq, c.contact_id, "
+    "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status "
+    "FROM (SELECT 1 AS one) AS o LEFT JOIN search_changes c ON 1 = 1 LEFT JOIN contacts k ON k.id = c.contact_id "
+    "ORDER BY c.seq LIMIT :limit"
+)
+
+
+async def read_view(reader: Reader) -> View:
+    """The generation and the first ``PENDING_APPLIED`` pending changes, read in one statement (one
+    snapshot: a merge that commits meanwhile is seen whole or not at all)."""
+    rows = list(await reader.execute(_VIEW, {"limit": PENDING_APPLIED}))
+    if not rows:
+        return View(generation=0)
+    pending: dict[int, frozenset[str]] = {}
+    for row in rows:
+        if row.contact_id is not None:
+            pending[int(row.contact_id)] = terms_of(row)
+    return View(generation=int(rows[0].generation or 0), pending=pending)
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Edits:
+    """Ids to add to and remove from terms, by (term, chunk)."""
+
+    added: dict[tuple[str, int], BitMap] = field(default_factory=lambda: defaultdict(BitMap))
+    removed: dict[tuple[str, int], BitMap] = field(default_factory=lambda: defaultdict(BitMap))
+
+    def move(self, contact_id: int, before: frozenset[str], after: frozenset[str]) -> None:
+        chunk = chunk_of(contact_id)
+        for term in before - after:
+            self.removed[(term, chunk)].add(contact_id)
+        for term in after - before:
+            self.added[(term, chunk)].add(contact_id)
+
+    def keys(self) -> set[tuple[str, int]]:
+        return set(self.added) | set(self.removed)
+
+
+_ROWS_FOR_UPDATE = {
+    "sqlite": text(
+        "SELECT term, chunk, ids FROM search_postings WHERE (term, chunk) IN "
+        "(SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(:keys))"
+    ),
+    "postgresql": text(
+        "SELECT p.term, p.chunk, p.ids FROM search_postings p "
+        "JOIN unnest(CAST(:terms AS text[]), CAST(:chunks AS integer[])) AS k(term, chunk) "
+        "ON p.term = k.term AND p.chunk = k.chunk ORDER BY p.term, p.chunk FOR UPDATE OF p"
+    ),
+}
+_UPSERT = text(
+    "INSERT INTO search_postings (term, chunk, ids, size) VALUES (:term, :chunk, :ids, :size) "
+    "ON CONFLICT (term, chunk) DO UPDATE SET ids = excluded.ids, size = excluded.size"
+)
+_DELETE_ROW = text("DELETE FROM search_postings WHERE term = :term AND chunk = :chunk")
+
+
+async def apply_edits(session: AsyncSession, edits: Edits) -> None:
+    """Writes ``edits`` into the postings, in the session's transaction (rows locked on PostgreSQL,
+    in term order, so two writers never deadlock)."""
+    keys = sorted(edits.keys())
+    if not keys:
+        return
+    dialect = _dialect(session)
+    current: dict[tuple[str, int], BitMap] = {}
+    for start in range(0, len(keys), 5_000):
+        part = keys[start : start + 5_000]
+        if dialect == "sqlite":
+            parameters: dict[str, Any] = {"keys": json.dumps(part)}
+        else:
+            parameters = {"terms": [k[0] for k in part], "chunks": [k[1] for k in part]}
+        for term, chunk, blob in await session.execute(_ROWS_FOR_UPDATE[dialect], parameters):
+            current[(term, int(chunk))] = BitMap.deserialize(bytes(blob))
+    upserts, deletes = [], []
+    for key in keys:
+        bitmap = current.get(key, BitMap())
+        if key in edits.removed:
+            bitmap -= edits.removed[key]
+        if key in edits.added:
+            bitmap |= edits.added[key]
+        if bitmap:
+            upserts.append({"term": key[0], "chunk": key[1], "ids": _serialised(bitmap), "size": len(bitmap)})
+        elif key in current:
+            deletes.append({"term": key[0], "chunk": key[1]})
+    if upserts:
+        await session.execute(_UPSERT, upserts)
+    if deletes:
+        await session.execute(_DELETE_ROW, deletes)
+
+
+def _serialised(bitmap: BitMap) -> bytes:
+    bitmap.run_optimize()
+    bitmap.shrink_to_fit()
+    return bytes(bitmap.serialize())
+
+
+_PENDING = text(
+    "SELECT c.seq, c.contact_id, c.was_active, c.business_name AS old_business_name, "
+    "c.specialty AS old_specialty, c.license_type AS old_license_type, c.industry AS old_industry, "
+    "c.city AS old_city, c.state AS old_state, "
+    "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status "
+    "FROM search_changes c LEFT JOIN contacts k ON k.id = c.contact_id ORDER BY c.seq LIMIT :limit"
+)
+_DONE = {
+    "sqlite": text("DELETE FROM search_changes WHERE seq IN (SELECT value FROM json_each(:seqs))"),
+    "postgresql": text("DELETE FROM search_changes WHERE seq = ANY(CAST(:seqs AS bigint[]))"),
+}
+_ADVANCE = text(
+    "INSERT INTO search_state (id, generation) VALUES (1, 1) "
+    "ON CONFLICT (id) DO UPDATE SET generation = search_state.generation + 1"
+)
+
+
+@dataclass(frozen=True)
+class _Was:
+    """A contact's searched fields as a change row kept them (before the change)."""
+
+    business_name: str | None
+    specialty: str | None
+    license_type: str | None
+    industry: str | None
+    city: str | None
+    state: str | None
+    status: str
+
+
+async def merge(session: AsyncSession, *, limit: int = MERGE_BATCH) -> tuple[int, set[str]]:
+    """Folds up to ``limit`` pending changes into the postings, in the session's transaction, and
+    advances the generation. Returns how many changes it folded and the words of the terms it
+    added (for the vocabulary of typo corrections)."""
+    if _dialect(session) == "postgresql":
+        # One merge at a time: a second waits here, then finds the changes gone.
+        await session.execute(text("SELECT pg_advisory_xact_lock(7372461)"))
+    rows = list(await session.execute(_PENDING, {"limit": limit}))
+    if not rows:
+        return 0, set()
+    first_seen: dict[int, Any] = {}
+    current: dict[int, Any] = {}
+    for row in rows:
+        first_seen.setdefault(int(row.contact_id), row)
+        current[int(row.contact_id)] = row
+    edits, words = Edits(), set[str]()
+    for contact_id, first in first_seen.items():
+        # What the postings hold: the fields before the contact's first pending change.
+        was = _Was(
+            first.old_business_name,
+            first.old_specialty,
+            first.old_license_type,
+            first.old_industry,
+            first.old_city,
+            first.old_state,
+            "active" if first.was_active else "inactive",
+        )
+        after = terms_of(current[contact_id])
+        edits.move(contact_id, terms_of(was), after)
+        words.update(word for term in after if (word := searched_word(term)) is not None)
+    await apply_edits(session, edits)
+    seqs = [int(row.seq) for row in rows]
+    dialect = _dialect(session)
+    await session.execute(_DONE[dialect], {"seqs": json.dumps(seqs) if dialect == "sqlite" else seqs})
+    await session.execute(_ADVANCE)
+    return len(rows), words
+
+
+# --- building from the contacts table -----------------------------------------------------------
+
+
+def build_chunks(rows: Iterable[Any]) -> Iterator[tuple[int, dict[str, BitMap]]]:
+    """The postings of contact rows given in id order, chunk by chunk: (chunk, term -> bitmap)."""
+    chunk: int | None = None
+    ids: dict[str, list[int]] = defaultdict(list)
+    for row in rows:
+        contact_id = int(row.id)
+        if contact_id > MOST_ID:
+            raise ValueError(f"contact id {contact_id} does not fit the search postings")
+        if chunk_of(contact_id) != chunk:
+            if chunk is not None and ids:
+                yield chunk, {term: BitMap(values) for term, values in ids.items()}
+            chunk, ids = chunk_of(contact_id), defaultdict(list)
+        for term in terms_of(row):
+            ids[term].append(contact_id)
+    if chunk is not None and ids:
+        yield chunk, {term: BitMap(values) for term, values in ids.items()}
+
+
+def posting_rows(chunk: int, bitmaps: dict[str, BitMap]) -> list[dict[str, Any]]:
+    return [
+        {"term": term, "chunk": chunk, "ids": _serialised(bitmap), "size": len(bitmap)}
+        for term, bitmap in bitmaps.items()
+    ]
+
+
+_CONTACTS_FROM = text(
+    "SELECT id, business_name, specialty, license_type, industry, city, state, status FROM contacts "
+    "WHERE id >= :low AND id < :high ORDER BY id"
+)
+
+
+async def _contact_rows(session: AsyncSession, low: int, high: int) -> AsyncIterator[list[Any]]:
+    step = 1 << CHUNK_BITS
+    for start in range(low, high, step):
+        yield list(await session.execute(_CONTACTS_FROM, {"low": start, "high": min(high, start + step)}))
+
+
+async def rebuild(session: AsyncSession, *, from_id: int = 0) -> int:
+    """Builds the postings of every contact from ``from_id`` on (whole chunks: ``from_id`` is rounded
+    down to its chunk's first id), replacing what they held, in the session's transaction; pending
+    changes of those contacts are dropped (the build reads the contacts as they are). Returns how
+    many contacts it read."""
+    low = chunk_of(from_id) << CHUNK_BITS
+    highest = (await session.execute(text("SELECT max(id) FROM contacts"))).scalar()
+    await session.execute(text("DELETE FROM search_postings WHERE chunk >= :chunk"), {"chunk": chunk_of(low)})
+    await session.execute(text("DELETE FROM search_changes WHERE contact_id >= :low"), {"low": low})
+    read = 0
+    if highest is not None:
+        async for rows in _contact_rows(session, low, int(highest) + 1):
+            read += len(rows)
+            for chunk, bitmaps in build_chunks(rows):
+                values = posting_rows(chunk, bitmaps)
+                for start in range(0, len(values), 10_000):
+                    await session.execute(_UPSERT, values[start : start + 10_000])
+    await session.execute(_ADVANCE)
+    return read
+
+
+async def fold_changes(database: Database) -> int:
+    """One merge of pending changes into the postings, with the words they bring added to the
+    vocabulary of typo corrections; how many changes it folded (the worker's search round)."""
+    from vpx.contacts.search.engine import backend_for
+
+    async with database.writer_turn(), database.write_sessions() as session, session.begin():
+        merged, words = await merge(session)
+        vocabulary = {word for word in words if len(word) >= 2}
+        if vocabulary:
+            await backend_for(database.dialect).add_terms(session, vocabulary)
+    return merged

@@ -1,0 +1,80 @@
+"""The terms a contact is found by: every word of its searchable fields, marked with the field it is
+in, and its filter values. The postings (vpx.contacts.search.postings) keep, for each term, the ids of
+the active contacts that have it.
+
+    n:plumbing   a word of the business name
+    s:plumbing   a word of the specialty
+    l:plumbing   a word of the licence type
+    o:austin     a word of the industry or the city (found, but not what the contact is about)
+    #st:ca       the state; #in:home-services the industry; #ct:sanfrancisco the city
+    #a           every active contact
+
+Words are cut as ``vpx.contacts.normalise.words`` cuts them (accents folded, anything that is not a
+letter or digit separates words), the same for a contact and for a question.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from vpx.contacts.normalise import words
+
+NAME, SPECIALTY, LICENSE, OTHER = "n:", "s:", "l:", "o:"
+TEXT_FIELDS = (NAME, SPECIALTY, LICENSE, OTHER)
+# Where a trade shows itself: its name, its specialty, its licence (the second tier of relevance).
+TRADE_FIELDS = (NAME, SPECIALTY, LICENSE)
+EVERY_CONTACT = "#a"
+# Longer words are not indexed: nobody types them, and a term must fit its column.
+LONGEST_WORD = 64
+
+
+def state_term(state: str) -> str:
+    return "#st:" + state.lower()
+
+
+def industry_term(industry: str) -> str:
+    return "#in:" + industry
+
+
+def city_term(city: str) -> str:
+    return "#ct:" + "".join(words(city))
+
+
+@lru_cache(maxsize=1 << 16)
+def field_words(prefix: str, text: str | None) -> frozenset[str]:
+    """The terms of one field's text (specialties, licence types and cities repeat endlessly)."""
+    if not text:
+        return frozenset()
+    return frozenset(prefix + word for word in words(text) if len(word) <= LONGEST_WORD)
+
+
+def contact_terms(
+    *,
+    business_name: str,
+    specialty: str | None,
+    license_type: str | None,
+    industry: str,
+    city: str,
+    state: str,
+) -> frozenset[str]:
+    """Every term an active contact is found by."""
+    return (
+        field_words(NAME, business_name)
+        | field_words(SPECIALTY, specialty)
+        | field_words(LICENSE, license_type)
+        | _other(industry, city, state)
+    )
+
+
+@lru_cache(maxsize=1 << 16)
+def _other(industry: str, city: str, state: str) -> frozenset[str]:
+    return (
+        field_words(OTHER, industry)
+        | field_words(OTHER, city)
+        | {EVERY_CONTACT, state_term(state), industry_term(industry), city_term(city)}
+    )
+
+
+def searched_word(term: str) -> str | None:
+    """The word of a text term (``n:plumbing`` → plumbing), None for a filter term."""
+    return term[2:] if term[:2] in TEXT_FIELDS else None
