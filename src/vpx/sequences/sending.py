@@ -474,10 +474,18 @@ async def send_claimed(
         blocked = await service.suppressed(
             session, account_id=enrollment.account_id, contact=contact, email=enrollment.email
         )
-        email = None if blocked else await _compose(session, message, enrollment, mailbox, contact, version, settings)
+        email, failed = None, None
+        if not blocked:
+            try:
+                email = await _compose(session, message, enrollment, mailbox, contact, version, settings)
+            except templates.TemplateInvalid as exc:
+                # A template that fails for this recipient (or passes its budget with their values)
+                # stops this enrollment, never the round.
+                failed = str(exc)
     if email is None:
+        reason, detail = ("suppressed", "suppressed at send time") if failed is None else ("template_failed", failed)
         async with database.write_sessions() as session, session.begin():
-            await _stop_enrollment(session, item, reason="suppressed", detail="suppressed at send time", now=now)
+            await _stop_enrollment(session, item, reason=reason, detail=detail, now=now)
         return
     account = mailbox_service.smtp_account(mailbox, box, settings)
 
@@ -556,8 +564,8 @@ async def _compose(
         from_name=mailbox.from_name,
         to_email=enrollment.email,
         to_name=enrollment.person_name,
-        subject=templates.render(step["subject"], context),
-        text=templates.render(step["body"], context),
+        subject=await templates.render_async(step["subject"], context),
+        text=await templates.render_async(step["body"], context),
         postal_address=mailbox.postal_address,
         unsubscribe_url=f"{settings.public_url.rstrip('/')}/u/{enrollment.unsubscribe_token}",
         in_reply_to=first,
