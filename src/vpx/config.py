@@ -93,10 +93,12 @@ class Settings(BaseSettings):
     # link works (docs/dashboard.md).
     password_reset_rate_limit: str = "5/hour"
     password_reset_minutes: int = Field(default=30, ge=5, le=24 * 60)
-    # The operator's SMTP server for the service's own email (password resets), as a URL:
-    # smtp://user:pass@host:587?starttls=1 or smtps://user:pass@host (vpx.mail.server). Unset: each
-    # email is written to the log instead, at WARNING (development only).
+    # The operator's SMTP server for the service's own email (sign-up confirmations, password resets):
+    # smtp://user:pass@host:587?starttls=1 or smtps://user:pass@host (vpx.mail.server).
     smtp_url: SecretStr | None = None
+    # Development and demos only: with no VPX_SMTP_URL, write those emails, links included, to the log
+    # at WARNING. Without either, the dashboard offers no sign-up and no password reset (docs/dashboard.md).
+    mail_to_log: bool = False
     # The From of those emails ("vpx <no-reply@example.com>"); empty: no-reply@ the public URL's host.
     mail_from: str = ""
     # One step of the SMTP conversation (connect, each command) may take this long.
