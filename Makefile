@@ -25,10 +25,11 @@ browser:
 	fi
 
 # Set up, load the demo catalogue and a month of its signals on the embedded SQLite database, print keys,
-# and serve; VPX_DEMO_FEED=1 has the server add a few demo signals a minute (stream, webhooks, auto-buy).
+# and serve; VPX_DEMO_FEED=1 has the server add a few demo signals a minute (stream, webhooks, auto-buy);
+# VPX_MAIL_TO_LOG=1 writes the dashboard's emails (sign-up confirmation, password reset) to the log.
 serve: setup
 	$(BIN)/vpx demo
-	VPX_DEMO_FEED=1 $(BIN)/vpx serve --port $(PORT)
+	VPX_DEMO_FEED=1 VPX_MAIL_TO_LOG=1 $(BIN)/vpx serve --port $(PORT)
 
 # Set up and run every check: lint, types, the tests on SQLite and PostgreSQL, and the Python client's.
 test: setup lint typecheck pytest client-test

@@ -5,18 +5,22 @@ from __future__ import annotations
 import re
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import httpx
 import pytest
 from argon2 import PasswordHasher
 from fastapi import FastAPI
+from sqlalchemy import select
 
 from tests import conftest
 from vpx.app import create_app
 from vpx.clock import FixedClock
 from vpx.config import Settings
-from vpx.dashboard import logins
+from vpx.dashboard import confirmations, logins
+from vpx.mail.outbox import outbox_of
+from vpx.models import Account
 
 PASSWORD = "correct horse battery staple"
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
@@ -32,7 +36,10 @@ def quick_password_hashing(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def settings(database_url: str) -> Settings:
-    return conftest.test_settings(database_url, login_rate_limit="1000/minute", signup_rate_limit="1000/minute")
+    # The dashboard's emails go to the log (development's way), unless a test gives an SMTP server.
+    return conftest.test_settings(
+        database_url, login_rate_limit="1000/minute", signup_rate_limit="1000/minute", mail_to_log=True
+    )
 
 
 @pytest.fixture
@@ -41,7 +48,9 @@ async def make_app(database_url: str, clock: FixedClock) -> AsyncIterator[Callab
     made: list[FastAPI] = []
 
     async def make(**overrides: Any) -> FastAPI:
-        application = create_app(conftest.test_settings(database_url, **overrides), clock=clock)
+        application = create_app(
+            conftest.test_settings(database_url, **{"mail_to_log": True, **overrides}), clock=clock
+        )
         await conftest.wipe(application.state.database)
         made.append(application)
         return application
@@ -54,8 +63,10 @@ async def make_app(database_url: str, clock: FixedClock) -> AsyncIterator[Callab
 class Browser:
     """An httpx client that keeps cookies like a browser and reads CSRF tokens from pages."""
 
-    def __init__(self, http: httpx.AsyncClient) -> None:
+    def __init__(self, http: httpx.AsyncClient, app: FastAPI | None = None) -> None:
+        """``app``: for a client of a live server, an app on its database (to confirm sign-ups)."""
         self.http = http
+        self.app = app
         self.email = ""
 
     async def get(self, path: str, **kwargs: Any) -> httpx.Response:
@@ -73,12 +84,31 @@ class Browser:
         return await self.http.post(action, data={"csrf_token": token, **data})
 
     async def sign_up(self, email: str | None = None, password: str = PASSWORD) -> httpx.Response:
+        """Signs up and confirms the address, which signs this browser in: the confirmation's answer
+        (a redirect to the overview, with the session cookie)."""
         self.email = email or f"user-{uuid.uuid4().hex[:8]}@example.com"
         response = await self.submit(
             "/dashboard/signup", "/dashboard/signup", {"email": self.email, "password": password, "name": ""}
         )
-        assert response.status_code == 303, response.text
-        return response
+        assert response.status_code == 200 and "Check your email" in response.text, response.text
+        token = await self.confirmation_token()
+        confirmed = await self.submit(
+            f"/dashboard/confirm?token={token}", "/dashboard/confirm", {"token": token, "password": password}
+        )
+        assert confirmed.status_code == 303, confirmed.text
+        return confirmed
+
+    async def confirmation_token(self) -> str:
+        """A new confirmation link's token for this browser's address (the email the sign-up sent is
+        handed over first: tests count emails)."""
+        transport = self.http._transport
+        if isinstance(transport, httpx.ASGITransport):
+            app = transport.app
+            assert isinstance(app, FastAPI)
+            await outbox_of(app).drain()
+            return await issue_confirmation(app, self.email, app.state.clock.now())
+        assert self.app is not None, "a live server's browser needs an app on its database"
+        return await issue_confirmation(self.app, self.email, datetime.now(UTC))  # the live server's real time
 
     async def sign_in(self, email: str, password: str = PASSWORD) -> httpx.Response:
         return await self.submit("/dashboard/login", "/dashboard/login", {"email": email, "password": password})
@@ -92,6 +122,17 @@ class Browser:
         secret = secret_of(key.text)
         account = await self.http.get("/api/v1/account", headers={"X-API-Key": secret})
         return str(account.json()["id"])
+
+
+async def issue_confirmation(app: FastAPI, email: str, now: datetime) -> str:
+    """A new confirmation link's token for the address, as signing in with the password would send one
+    (the earlier link stops working)."""
+    token = confirmations.new_token()
+    async with app.state.database.write_sessions() as session, session.begin():
+        account_id = await session.scalar(select(Account.id).where(Account.email == email.strip().lower()))
+        assert account_id is not None, f"no account {email}"
+        await confirmations.issue(session, account_id=account_id, token=token, now=now)
+    return token
 
 
 def secret_of(page: str) -> str:

@@ -13,14 +13,16 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from fastapi import FastAPI
 
-from tests.dashboard.conftest import PASSWORD
+from tests.dashboard.conftest import PASSWORD, issue_confirmation
 from tests.dashboard.live_server import LiveServer, live_server
 from tests.factories import Factory
 
@@ -63,6 +65,7 @@ def running_server(database_url: str) -> Iterator[LiveServer]:
         dashboard_plain_http="1",
         login_rate_limit="1000/minute",
         signup_rate_limit="1000/minute",
+        mail_to_log="1",
     ) as running:
         yield running
 
@@ -93,18 +96,39 @@ async def balance(page: Any) -> str:
     return str(await page.inner_text("[data-testid=balance]"))
 
 
-async def sign_up(page: Any, server: LiveServer) -> str:
+ConfirmLink = Callable[[str], Awaitable[str]]
+
+
+async def sign_up(page: Any, server: LiveServer, confirm_link: ConfirmLink) -> str:
+    """Signs up, follows the confirmation link ``confirm_link`` gives for the address, and confirms
+    with the password, which signs in."""
     email = f"buyer-{uuid.uuid4().hex[:8]}@example.com"
     await page.goto(server.url + "/dashboard/signup")
     await page.get_by_label("Email address").fill(email)
     await page.get_by_label("Password").fill(PASSWORD)
     await page.get_by_role("button", name="Create account").click()
+    await page.get_by_role("heading", name="Check your email").wait_for()
+    await page.goto(await confirm_link(email))
+    assert email in await page.inner_text("main")
+    await page.get_by_label("Password").fill(PASSWORD)
+    await page.get_by_role("button", name="Confirm and sign in").click()
     await page.wait_for_url(re.compile(r"/dashboard\?welcome=1$"))
     return email
 
 
+@pytest.fixture
+def confirm_link(app: FastAPI, running_server: LiveServer) -> ConfirmLink:
+    """This server writes its emails to its log: a new link is issued as signing in would send one."""
+
+    async def link(email: str) -> str:
+        token = await issue_confirmation(app, email, datetime.now(UTC))  # the live server's real time
+        return f"{running_server.url}/dashboard/confirm?token={token}"
+
+    return link
+
+
 async def test_the_whole_journey(
-    server: LiveServer, browser: Any, factory: Factory, backend: str, tmp_path: Path
+    server: LiveServer, browser: Any, factory: Factory, backend: str, tmp_path: Path, confirm_link: ConfirmLink
 ) -> None:
     contact = await factory.contact()
     context = await browser.new_context(accept_downloads=True)
@@ -120,7 +144,7 @@ async def test_the_whole_journey(
     await shot(page, backend, "02-sign-up")
 
     # Sign up on the free plan: no card, 25 credits.
-    email = await sign_up(page, server)
+    email = await sign_up(page, server, confirm_link)
     assert await balance(page) == "25"
     assert "Welcome to vpx" in await page.inner_text("main")
     await shot(page, backend, "03-overview")
@@ -202,11 +226,13 @@ async def test_the_whole_journey(
     await context.close()
 
 
-async def test_every_page_fits_a_phone(server: LiveServer, browser: Any, factory: Factory, backend: str) -> None:
+async def test_every_page_fits_a_phone(
+    server: LiveServer, browser: Any, factory: Factory, backend: str, confirm_link: ConfirmLink
+) -> None:
     contact = await factory.contact()
     context = await browser.new_context(viewport={"width": 375, "height": 740}, is_mobile=True, has_touch=True)
     page = await context.new_page()
-    await sign_up(page, server)
+    await sign_up(page, server, confirm_link)
     await page.goto(server.url + "/dashboard/keys")
     await page.get_by_label("Name", exact=True).fill("Phone key")
     await page.get_by_role("button", name="Create key").click()
@@ -222,10 +248,12 @@ async def test_every_page_fits_a_phone(server: LiveServer, browser: Any, factory
     await context.close()
 
 
-async def test_sign_in_with_the_keyboard_alone(server: LiveServer, browser: Any, backend: str) -> None:
+async def test_sign_in_with_the_keyboard_alone(
+    server: LiveServer, browser: Any, backend: str, confirm_link: ConfirmLink
+) -> None:
     context = await browser.new_context()
     page = await context.new_page()
-    email = await sign_up(page, server)
+    email = await sign_up(page, server, confirm_link)
     await page.get_by_role("button", name=re.compile("Sign out")).click()
     await page.wait_for_url(re.compile(r"/dashboard/login$"))
 

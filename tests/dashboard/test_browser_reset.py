@@ -22,6 +22,7 @@ pytestmark = pytest.mark.asyncio
 
 NEW_PASSWORD = "a brand new passphrase"
 LINK = re.compile(r"http://127\.0\.0\.1:\d+/dashboard/reset\?token=[A-Za-z0-9_-]+")
+CONFIRM_LINK = re.compile(r"http://127\.0\.0\.1:\d+/dashboard/confirm\?token=[A-Za-z0-9_-]+")
 
 
 @pytest.fixture(scope="module")
@@ -65,16 +66,15 @@ async def chromium(mailing_server: LiveServer) -> AsyncIterator[Any]:
             await launched.close()
 
 
-def wait_for_link(sink: SmtpSink, recipient: str, limit_s: float = 10.0) -> str:
+def wait_for_link(sink: SmtpSink, recipient: str, link: re.Pattern[str] = LINK, limit_s: float = 10.0) -> str:
     deadline = time.monotonic() + limit_s
     while time.monotonic() < deadline:
         for received in list(sink.received):
-            if received.recipients == [recipient]:
-                found = LINK.search(received.message().get_content())
-                assert found, "no reset link in the email"
+            found = link.search(received.message().get_content())
+            if received.recipients == [recipient] and found:
                 return found.group(0)
         time.sleep(0.05)
-    raise AssertionError(f"no email to {recipient} within {limit_s} s")
+    raise AssertionError(f"no email to {recipient} with a link like {link.pattern} within {limit_s} s")
 
 
 async def test_forgot_password_by_email_in_a_browser(
@@ -83,7 +83,11 @@ async def test_forgot_password_by_email_in_a_browser(
     # Signed in in one browser; the password forgotten in another.
     signed_in = await chromium.new_context()
     first = await signed_in.new_page()
-    email = await sign_up(first, server)
+
+    async def mailed_confirmation(email: str) -> str:
+        return wait_for_link(sink, email, CONFIRM_LINK)
+
+    email = await sign_up(first, server, mailed_confirmation)
     context = await chromium.new_context()
     page = await context.new_page()
 

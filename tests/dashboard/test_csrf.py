@@ -41,9 +41,11 @@ ANONYMOUS_FORMS = {
     "/dashboard/login": {"email": "forged@example.com", "password": PASSWORD},
     "/dashboard/forgot": {"email": "forged@example.com"},
     "/dashboard/reset": {"token": "t" * 43, "password": PASSWORD},
+    "/dashboard/confirm": {"token": "t" * 43, "password": PASSWORD},
 }
-# The page a form is on, where it is not the form's own address (the new-password form needs a link's token).
-FORM_PAGES = {"/dashboard/reset": "/dashboard/forgot"}
+# The page a form is on, where it is not the form's own address (the new-password and confirmation
+# forms need a link's token).
+FORM_PAGES = {"/dashboard/reset": "/dashboard/forgot", "/dashboard/confirm": "/dashboard/forgot"}
 
 
 def post_routes(routes: Iterable[Any], prefix: str = "") -> Iterator[str]:

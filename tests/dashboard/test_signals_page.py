@@ -56,10 +56,10 @@ async def test_the_live_view_is_fed_by_the_stream(
         anonymous = await stranger.get("/dashboard/signals/stream")
     assert anonymous.status_code in (303, 401)
     contact = await factory.contact()
-    settings = {"dashboard_plain_http": "1", "stream_poll_seconds": "0.1"}
+    settings = {"dashboard_plain_http": "1", "stream_poll_seconds": "0.1", "mail_to_log": "1"}
     with live_server(database_url, **settings) as live:
         async with httpx.AsyncClient(base_url=live.url, timeout=httpx.Timeout(30, read=None)) as http:
-            await Browser(http).sign_up()
+            await Browser(http, app=app).sign_up()
             async with aconnect_sse(http, "GET", "/dashboard/signals/stream") as source:
                 assert source.response.status_code == 200
                 events = source.aiter_sse()

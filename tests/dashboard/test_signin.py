@@ -62,15 +62,20 @@ async def test_invalid_sign_up_is_refused_with_the_field_marked(
         assert (await session.scalars(select(Account))).all() == []
 
 
-async def test_a_taken_email_is_refused(web: Browser, other_web: Browser, app: FastAPI) -> None:
+async def test_a_taken_email_gets_the_answer_a_new_one_gets(web: Browser, other_web: Browser, app: FastAPI) -> None:
+    """No account probing through sign-up: the same page and status either way (the owner of a taken
+    address is told by email; tests/dashboard/test_signup_confirmation.py)."""
     await web.sign_up("taken@example.com")
-    response = await other_web.submit(
-        "/dashboard/signup", "/dashboard/signup", {"email": "TAKEN@example.com", "password": PASSWORD}
+    data = {"email": "TAKEN@example.com", "password": PASSWORD}
+    taken = await other_web.submit("/dashboard/signup", "/dashboard/signup", data)
+    fresh = await other_web.submit(
+        "/dashboard/signup", "/dashboard/signup", {"email": "fresh@example.com", "password": PASSWORD}
     )
-    assert response.status_code == 409 and "already exists" in response.text
-    assert "vpx_session" not in response.cookies
+    assert taken.status_code == fresh.status_code == 200
+    assert "already exists" not in taken.text and "Check your email" in taken.text
+    assert "vpx_session" not in taken.cookies
     async with app.state.database.read_sessions() as session:
-        assert len((await session.scalars(select(Account))).all()) == 1
+        assert len((await session.scalars(select(Account))).all()) == 2
 
 
 async def test_session_cookie_is_secure_http_only_and_lax(web: Browser) -> None:

@@ -25,15 +25,18 @@ async def create_account(
     plan: str,
     now: datetime,
     settings: Settings,
+    start_free_month: bool = True,
 ) -> Account:
-    """A new account on ``plan`` with this month's free credits already in its ledger (D8)."""
+    """A new account on ``plan`` with this month's free credits already in its ledger (D8). With
+    ``start_free_month=False`` it has none until ``credit_service.refresh_free_credits`` starts its
+    first month (the dashboard's sign-up, once the email address is confirmed)."""
     if email is not None:
         email = email.strip().lower()
         taken = await session.scalar(select(Account.id).where(Account.email == email))
         if taken is not None:
             raise Conflict(f"An account with the email {email} already exists.")
-    allowance = credit_service.monthly_allowance(plan, settings)
-    period = month_key(now)
+    allowance = credit_service.monthly_allowance(plan, settings) if start_free_month else credit_service.ZERO
+    period = month_key(now) if start_free_month else ""
     account = Account(
         id=new_id("acc"),
         name=name,

@@ -1,18 +1,22 @@
-"""Sign up, sign in, sign out, and the overview page."""
+"""Sign in, sign out, and the overview page (sign-up: vpx.dashboard.signup)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import Query, Request, Response
 from fastapi.responses import RedirectResponse
 from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
 from vpx.clock import next_month_start
+from vpx.config import Settings
 from vpx.credits import service as credit_service
-from vpx.dashboard import logins, sessions
+from vpx.dashboard import confirmations, logins, mailing, sessions, signup
 from vpx.dashboard.pages import Page, anonymous_page, dashboard_router, field_errors, form_values
 from vpx.dashboard.sessions import AnonymousForm, UserForm
 from vpx.dashboard.throttle import client_address, spend_attempt
@@ -20,39 +24,9 @@ from vpx.dashboard.web import render, safe_next
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import AppSettings, Now
 from vpx.errors import ACCOUNT_SUSPENDED as SUSPENDED
-from vpx.errors import Conflict
+from vpx.mail.outbox import outbox_of
 
 router = dashboard_router()
-
-
-@router.get("/signup")
-async def signup_page(request: Request) -> Response:
-    return anonymous_page(request, "signup.html", {"title": "Create a free account", "values": {}, "errors": {}})
-
-
-@router.post("/signup")
-async def signup(
-    request: Request, form: AnonymousForm, session: WriteSession, settings: AppSettings, now: Now
-) -> Response:
-    """D8: a free-plan account, 25 credits a month, no payment card."""
-    await spend_attempt(request, settings.signup_rate_limit, f"signup-ip:{client_address(request)}")
-    values = form_values(form, "email", "name")
-    try:
-        data = logins.SignUpForm(**form_values(form, "email", "password", "name"))
-    except ValidationError as exc:
-        context = {"title": "Create a free account", "values": values, "errors": field_errors(exc)}
-        return anonymous_page(request, "signup.html", context, status=422)
-    password_hash = await logins.hash_password(data.password)
-    try:
-        account = await logins.sign_up(session, form=data, password_hash=password_hash, now=now, settings=settings)
-    except Conflict:
-        errors = {"email": "An account with this email already exists; sign in instead."}
-        context = {"title": "Create a free account", "values": values, "errors": errors}
-        return anonymous_page(request, "signup.html", context, status=409)
-    token = await sessions.start_session(session, account_id=account.id, now=now, settings=settings)
-    response = RedirectResponse("/dashboard?welcome=1", status_code=303)
-    sessions.set_session_cookie(response, token, settings)
-    return response
 
 
 @router.get("/login")
@@ -84,7 +58,7 @@ async def login(
     except ValidationError as exc:
         return anonymous_page(request, "signin.html", {**context, "errors": field_errors(exc)}, status=422)
     address = client_address(request)
-    await spend_attempt(request, settings.login_rate_limit, f"login-ip:{address}", f"login-email:{data.email}")
+    await spend_attempt(request, settings.login_rate_limit, ("login-ip", address), ("login-email", data.email))
     # The password is checked in a read transaction: argon2 takes a moment, and no write lock is held.
     checked = await logins.check_password(reader, email=data.email, password=data.password)
     if checked.account_id is None:
@@ -94,11 +68,43 @@ async def login(
         # The operator suspended the account: the same words as the API's account_suspended problem.
         errors = {"form": SUSPENDED}
         return anonymous_page(request, "signin.html", {**context, "errors": errors}, status=403)
+    if not checked.confirmed:
+        return await _confirm_first(
+            request, session, settings, now, account_id=checked.account_id, email=data.email, context=context
+        )
     new_hash = await logins.hash_password(data.password) if checked.rehash else None
     await logins.record_sign_in(session, account_id=checked.account_id, now=now, new_hash=new_hash)
     token = await sessions.start_session(session, account_id=checked.account_id, now=now, settings=settings)
     response = RedirectResponse(target, status_code=303)
     sessions.set_session_cookie(response, token, settings)
+    return response
+
+
+async def _confirm_first(
+    request: Request,
+    session: AsyncSession,
+    settings: Settings,
+    now: datetime,
+    *,
+    account_id: str,
+    email: str,
+    context: Mapping[str, object],
+) -> Response:
+    """The right password for an address not confirmed yet: no session, and a new confirmation link
+    (the earlier one stops working), since the first may have expired or been lost."""
+    letter = None
+    if mailing.can_send(settings):
+        token = confirmations.new_token()
+        await confirmations.issue(session, account_id=account_id, token=token, now=now)
+        letter = signup.confirmation_letter(email=email, account_id=account_id, settings=settings, token=token)
+        message = (
+            f"Confirm your email address first: we have sent a new link to {email}. Follow it to finish signing up."
+        )
+    else:
+        message = "Confirm your email address first. This server cannot send email now: ask its operator."
+    response = anonymous_page(request, "signin.html", {**context, "errors": {"form": message}}, status=403)
+    if letter is not None:
+        response.background = outbox_of(request.app).after_response(letter)
     return response
 
 

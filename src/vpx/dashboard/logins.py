@@ -1,5 +1,5 @@
 """Dashboard sign-up and sign-in: an email and a password, hashed with argon2id (D8: the free plan,
-no payment card)."""
+no payment card, once the email address is confirmed)."""
 
 from __future__ import annotations
 
@@ -13,10 +13,13 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
 from pydantic import BaseModel, Field, field_validator
 from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.accounts import service as account_service
 from vpx.config import Settings
+from vpx.dashboard import confirmations
+from vpx.errors import Conflict
 from vpx.models import Account, AccountLogin
 
 MIN_PASSWORD = 10
@@ -83,18 +86,53 @@ async def hash_password(password: str) -> str:
     return await to_thread.run_sync(_hasher.hash, password)
 
 
+@dataclass(frozen=True)
+class SignUp:
+    """What a sign-up did. ``created``: a new account, not confirmed yet, ``account_id`` its id. Else
+    the address had an account already and nothing changed; ``account_id`` is that account when its
+    owner may be told (active, with a dashboard password), else None."""
+
+    created: bool
+    account_id: str | None
+
+
 async def sign_up(
-    session: AsyncSession, *, form: SignUpForm, password_hash: str, now: datetime, settings: Settings
-) -> Account:
-    """A new free-plan account with its password; a taken email is a Conflict (409)."""
-    account = await account_service.create_account(
-        session, name=form.name or form.email, email=form.email, plan="free", now=now, settings=settings
+    session: AsyncSession, *, form: SignUpForm, password_hash: str, token: str, now: datetime, settings: Settings
+) -> SignUp:
+    """A new free-plan account with its password and a confirmation link (vpx.dashboard.confirmations),
+    its free credits not started; or, for an address that has an account, nothing."""
+    if await session.scalar(select(Account.id).where(Account.email == form.email)) is None:
+        try:
+            # A savepoint: a sign-up for the same address at the same moment makes this one a taken address.
+            async with session.begin_nested():
+                account = await account_service.create_account(
+                    session,
+                    name=form.name or form.email,
+                    email=form.email,
+                    plan="free",
+                    now=now,
+                    settings=settings,
+                    start_free_month=False,
+                )
+                session.add(
+                    AccountLogin(
+                        account_id=account.id,
+                        password_hash=password_hash,
+                        created_at=now,
+                        password_changed_at=now,
+                        **confirmations.link_columns(token, now),
+                    )
+                )
+                await session.flush()
+            return SignUp(created=True, account_id=account.id)
+        except (Conflict, IntegrityError):
+            pass
+    owner = await session.scalar(
+        select(Account.id)
+        .join(AccountLogin, AccountLogin.account_id == Account.id)
+        .where(Account.email == form.email, Account.status == "active")
     )
-    session.add(
-        AccountLogin(account_id=account.id, password_hash=password_hash, created_at=now, password_changed_at=now)
-    )
-    await session.flush()
-    return account
+    return SignUp(created=False, account_id=owner)
 
 
 @dataclass(frozen=True)
@@ -102,13 +140,15 @@ class PasswordCheck:
     account_id: str | None
     rehash: bool = False
     status: str = "active"
+    # Whether the email address has been confirmed (vpx.dashboard.confirmations).
+    confirmed: bool = True
 
 
 async def check_password(session: AsyncSession, *, email: str, password: str) -> PasswordCheck:
     """The account whose email and password these are, or ``account_id=None``."""
     row = (
         await session.execute(
-            select(Account.id, Account.status, AccountLogin.password_hash)
+            select(Account.id, Account.status, AccountLogin.password_hash, AccountLogin.email_confirmed_at)
             .join(AccountLogin, AccountLogin.account_id == Account.id)
             .where(Account.email == email.strip().lower())
         )
@@ -120,7 +160,12 @@ async def check_password(session: AsyncSession, *, email: str, password: str) ->
         return PasswordCheck(account_id=None)
     if row is None:
         return PasswordCheck(account_id=None)
-    return PasswordCheck(account_id=row.id, rehash=_hasher.check_needs_rehash(stored), status=row.status)
+    return PasswordCheck(
+        account_id=row.id,
+        rehash=_hasher.check_needs_rehash(stored),
+        status=row.status,
+        confirmed=row.email_confirmed_at is not None,
+    )
 
 
 async def record_sign_in(session: AsyncSession, *, account_id: str, now: datetime, new_hash: str | None = None) -> None:

@@ -2,9 +2,12 @@
 when it belongs to an active account with a dashboard password, sends a single-use link that works
 for VPX_PASSWORD_RESET_MINUTES (vpx.dashboard.reset_tokens). The answer is the same page, with the
 same status, whoever the address belongs to; the email goes after the answer (vpx.mail.outbox).
+Without a way to send email there is no reset (vpx.dashboard.mailing): the link would otherwise be
+written to the log.
 
 Following the link asks for a new password (the sign-up rules); setting it ends every dashboard
-session of the account and leads to the sign-in page, which says the password has changed.
+session of the account, confirms its email address if that was not done yet, and leads to the
+sign-in page, which says the password has changed.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from vpx.config import Settings
-from vpx.dashboard import logins, reset_tokens, sessions
+from vpx.dashboard import logins, mailing, reset_tokens, sessions
 from vpx.dashboard.pages import anonymous_page, dashboard_router, field_errors, form_values
 from vpx.dashboard.sessions import AnonymousForm
 from vpx.dashboard.throttle import client_address, spend_attempt
@@ -76,7 +79,9 @@ def reset_letter(*, email: str, account_id: str, link: str, token: str, minutes:
 
 
 @router.get("/forgot")
-async def forgot_page(request: Request) -> Response:
+async def forgot_page(request: Request, settings: AppSettings) -> Response:
+    if not mailing.can_send(settings):
+        return mailing.unavailable_page(request, "reset", status=200)
     return anonymous_page(request, "forgot.html", {"title": "Reset your password", "values": {}, "errors": {}})
 
 
@@ -86,6 +91,8 @@ async def forgot(
 ) -> Response:
     """The same answer whether or not the address has an account; requests are limited per client
     address and per email address, like sign-in attempts."""
+    if not mailing.can_send(settings):
+        return mailing.unavailable_page(request, "reset", status=503)
     values = form_values(form, "email")
     try:
         data = ForgotForm(**values)
@@ -93,7 +100,7 @@ async def forgot(
         context = {"title": "Reset your password", "values": values, "errors": field_errors(exc)}
         return anonymous_page(request, "forgot.html", context, status=422)
     address = client_address(request)
-    await spend_attempt(request, settings.password_reset_rate_limit, f"reset-ip:{address}", f"reset-email:{data.email}")
+    await spend_attempt(request, settings.password_reset_rate_limit, ("reset-ip", address), ("reset-email", data.email))
     # The same work whoever asks, as far as it goes: a look-up, a token, a write (the expired tokens
     # go); only the row of the new token and the email after the answer are the account's alone.
     target = await reset_tokens.account_for_reset(session, email=data.email)
@@ -157,7 +164,9 @@ async def reset(
     password_hash = await logins.hash_password(data.password)
     database = request.app.state.database
     async with database.writer_turn(), request_transaction(database.write_sessions) as session:
-        account_id = await reset_tokens.use(session, token=token, password_hash=password_hash, now=now)
+        account_id = await reset_tokens.use(
+            session, token=token, password_hash=password_hash, now=now, settings=settings
+        )
     if account_id is None:  # used or expired in the meantime
         return _link_refused(request, settings)
     response = RedirectResponse("/dashboard/login?reset=1", status_code=303)

@@ -1,7 +1,8 @@
 """Password reset tokens: 32 random bytes in the emailed link, their SHA-256 in ``password_resets``.
 A token works once, within ``VPX_PASSWORD_RESET_MINUTES``, for an active account with a dashboard
 password; using it sets the new password, ends every dashboard session of the account and voids the
-account's other reset links."""
+account's other reset links; and, for an account whose email address was not confirmed yet, confirms
+it (vpx.dashboard.confirmations)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.config import Settings
+from vpx.dashboard import confirmations
 from vpx.models import Account, AccountLogin, DashboardSession
 from vpx.models.dashboard import PasswordReset
 
@@ -85,9 +87,12 @@ async def find(session: AsyncSession, *, token: str, now: datetime) -> ResetTarg
     return ResetTarget(account_id=row.id, email=row.email) if row is not None else None
 
 
-async def use(session: AsyncSession, *, token: str, password_hash: str, now: datetime) -> str | None:
+async def use(
+    session: AsyncSession, *, token: str, password_hash: str, now: datetime, settings: Settings
+) -> str | None:
     """Spends the token and sets the password; the account id, or None when the token does not work
-    (then nothing changes). Two requests with one token: one of them wins, the other gets None."""
+    (then nothing changes). Two requests with one token: one of them wins, the other gets None. The
+    link proves the email address: an account not confirmed yet is confirmed (its free credits start)."""
     if not token or len(token) > MAX_TOKEN_CHARS:
         return None
     # Deleting it is what spends it: of two concurrent uses the second deletes nothing.
@@ -111,4 +116,5 @@ async def use(session: AsyncSession, *, token: str, password_hash: str, now: dat
         return None  # suspended or deleted since the email went: the token is spent all the same
     await session.execute(delete(DashboardSession).where(DashboardSession.account_id == account_id))
     await session.execute(delete(PasswordReset).where(PasswordReset.account_id == account_id))
+    await confirmations.confirm_by_reset(session, account_id=account_id, now=now, settings=settings)
     return str(account_id)

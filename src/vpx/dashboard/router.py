@@ -5,12 +5,12 @@ from __future__ import annotations
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
 
-from vpx.dashboard import account, capabilities, contacts, credits, keys, reset, rules, webhooks
+from vpx.dashboard import account, capabilities, contacts, credits, keys, reset, rules, signup, webhooks
 from vpx.dashboard.pages import dashboard_router
 from vpx.dashboard.web import PageRefused
 
 router = APIRouter(include_in_schema=False)
-for part in (account, reset, keys, credits, contacts, webhooks, rules, capabilities):
+for part in (account, signup, reset, keys, credits, contacts, webhooks, rules, capabilities):
     router.include_router(part.router)
 
 # Last, so that it answers only what no page did: an HTML 404 rather than problem+json.

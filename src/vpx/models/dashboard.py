@@ -21,6 +21,12 @@ class AccountLogin(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
     password_changed_at: Mapped[datetime] = mapped_column(UtcDateTime())
     last_sign_in_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    # When the emailed link confirmed the address (a sign-up's confirmation or a password reset); until
+    # then the account cannot sign in and has no free credits. The link's token is 32 random bytes,
+    # stored as its SHA-256, one link at a time (a new one replaces it).
+    email_confirmed_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    confirmation_hash: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
+    confirmation_expires_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
 
 
 class DashboardSession(Base):

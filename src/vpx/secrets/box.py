@@ -12,11 +12,13 @@ saying why — never a silent fallback that would seal secrets no other process 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import hmac
 import logging
 import os
 import tempfile
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from cryptography.fernet import Fernet, InvalidToken, MultiFernet
@@ -52,6 +54,8 @@ class SecretBox:
     fernet: MultiFernet
     key_count: int
     origin: str
+    # The first key's bytes, from which ``derive_key`` derives keys for other purposes.
+    _root: bytes = field(repr=False, compare=False, kw_only=True)
 
     @classmethod
     def from_keys(cls, keys: Sequence[str], *, origin: str) -> SecretBox:
@@ -66,7 +70,13 @@ class SecretBox:
                     f"{origin}: key {position} of {len(keys)} is not a Fernet key (urlsafe base64 of 32 bytes; "
                     "`vpx secrets generate` prints one)"
                 ) from None
-        return cls(MultiFernet(fernets), len(fernets), origin)
+        return cls(MultiFernet(fernets), len(fernets), origin, _root=keys[0].strip().encode())
+
+    def derive_key(self, purpose: str) -> bytes:
+        """A key for ``purpose`` (a keyed hash every process must compute alike, such as a rate-limit
+        counter's name), derived from the sealing key: the same wherever the keys are, another after a
+        rotation, and no use for opening secrets."""
+        return hmac.new(self._root, f"vpx derived key: {purpose}".encode(), hashlib.sha256).digest()
 
     def seal(self, plaintext: str) -> str:
         return self.fernet.encrypt(plaintext.encode()).decode()
