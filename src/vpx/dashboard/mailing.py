@@ -43,6 +43,7 @@ def announce(settings: Settings) -> None:
 
 
 def unavailable_page(request: Request, feature: str, *, status: int) -> HTMLResponse:
-    """The page saying that ``feature`` ("signup" or "reset") needs email this server cannot send."""
+    """The page saying that ``feature`` ("signup" or "reset") needs email this server cannot send: 200
+    for its page, 403 for its form (refused here, whatever the input: not a server error)."""
     title, wanted = FEATURES[feature]
     return render(request, "no_mail.html", {"title": title, "wanted": wanted}, status=status)

@@ -92,7 +92,7 @@ async def forgot(
     """The same answer whether or not the address has an account; requests are limited per client
     address and per email address, like sign-in attempts."""
     if not mailing.can_send(settings):
-        return mailing.unavailable_page(request, "reset", status=503)
+        return mailing.unavailable_page(request, "reset", status=403)
     values = form_values(form, "email")
     try:
         data = ForgotForm(**values)

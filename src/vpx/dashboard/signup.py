@@ -93,7 +93,7 @@ async def signup(request: Request, form: AnonymousForm, settings: AppSettings, n
     Sign-ups are limited per client address and per email address (each new account gets free credits,
     each sign-up an email)."""
     if not mailing.can_send(settings):
-        return mailing.unavailable_page(request, "signup", status=503)
+        return mailing.unavailable_page(request, "signup", status=403)
     values = form_values(form, "email", "name")
     try:
         data = logins.SignUpForm(**form_values(form, "email", "password", "name"))
