@@ -1,10 +1,12 @@
 """What an outside security probe asked of the API, on both databases: free text refuses control
-characters (one rule, one type: vpx.fields), a query string that is not UTF-8 is a 400, HSTS when the
-public address is https, and D26's guard treats IPv6 loopback as loopback."""
+characters (one rule, one type: vpx.fields), a query string that is not UTF-8 is a 400, a hostile body
+on a public route is a 4xx with no traceback logged, HSTS when the public address is https, and D26's
+guard treats IPv6 loopback as loopback."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import logging
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import httpx
@@ -35,6 +37,8 @@ def settings(database_url: str) -> Settings:
         mailbox_allow_private=True,
         worker_in_process=False,
         admin_token=ADMIN_TOKEN,
+        # Sign-up and password reset answer their forms only where mail can go out; none is sent here.
+        smtp_url="smtp://127.0.0.1:1",
     )
 
 
@@ -259,6 +263,122 @@ async def test_percent_encoded_utf8_is_searched_as_before(client: httpx.AsyncCli
     account = await factory.account()
     response = await client.get("/api/v1/contacts/search?q=caf%C3%A9%20%E2%9C%93", headers=account.headers("full"))
     assert response.status_code == 200, response.text
+
+
+# --- A hostile body on a public route: a 4xx, and no traceback in the logs ---
+
+DEEP_ARRAY = "[" * 5000 + "]" * 5000
+DEEP_OBJECT = '{"":' * 3000 + "1" + "}" * 3000  # under the page view's 16 KB
+CSRF = {"cookie": "vpx_csrf=csrf-token-of-the-test"}
+FORM = "application/x-www-form-urlencoded"
+HOSTILE_BODIES: list[tuple[str, str | bytes]] = [
+    ("text/plain;charset=UTF-8", DEEP_ARRAY),
+    ("application/json", DEEP_OBJECT),
+    ("application/json", b"\xff\xfe{\x00"),
+    ("application/json", '{"site_key": "vpxs_\u0000", "url": "http://[::1/"}'),
+    ("application/json", "1e999999"),
+    ("text/plain", "not json at all"),
+    (FORM, "csrf_token=csrf-token-of-the-test&email=" + "%5B" * 5000 + "&password=" + "%ff" * 100),
+    (FORM, "csrf_token=csrf-token-of-the-test&" + "&".join(f"f{i}=1" for i in range(3000))),
+    ("multipart/form-data; boundary=x", b'--x\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\nbroken'),
+    ("multipart/form-data", b"no boundary"),
+]
+# Every route that takes a body without an API key (the pixel is a GET: its query and Referer are
+# swept below).
+PUBLIC_BODY_ROUTES = [
+    "/v/collect",
+    "/u/aaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+    "/dashboard/login",
+    "/dashboard/signup",
+    "/dashboard/forgot",
+    "/dashboard/reset",
+]
+
+
+@pytest.fixture
+def vpx_logs(caplog: pytest.LogCaptureFixture) -> Iterator[pytest.LogCaptureFixture]:
+    """Every record of the service's loggers (which do not propagate to the root logger)."""
+    logger = logging.getLogger("vpx")
+    level = logger.level
+    logger.addHandler(caplog.handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        yield caplog
+    finally:
+        logger.removeHandler(caplog.handler)
+        logger.setLevel(level)
+
+
+def assert_no_traceback(logs: pytest.LogCaptureFixture) -> None:
+    tracebacks = [r.getMessage() for r in logs.records if r.exc_info or "Traceback" in r.getMessage()]
+    assert tracebacks == [], tracebacks
+
+
+async def _site_key(client: httpx.AsyncClient, account: factories.TestAccount) -> str:
+    response = await client.post(
+        "/api/v1/visitors/sites", json={"domain": "www.seller.example"}, headers=account.headers("full")
+    )
+    assert response.status_code == 201, response.text
+    key: str = response.json()["site_key"]
+    return key
+
+
+async def test_a_hostile_body_on_a_public_route_is_a_4xx_without_a_traceback(
+    client: httpx.AsyncClient, factory: Factory, vpx_logs: pytest.LogCaptureFixture
+) -> None:
+    await _site_key(client, await factory.account())
+    refused = []
+    for path in PUBLIC_BODY_ROUTES:
+        for content_type, body in HOSTILE_BODIES:
+            # With the CSRF cookie the forms match, so the dashboard parses the whole form.
+            response = await client.post(path, content=body, headers={"content-type": content_type, **CSRF})
+            if not 400 <= response.status_code < 500:
+                refused.append((path, content_type, str(body)[:40], response.status_code))
+    assert refused == []
+    assert_no_traceback(vpx_logs)
+
+
+async def test_a_body_deeper_than_the_parser_goes_is_a_400_malformed_request(client: httpx.AsyncClient) -> None:
+    for body in (DEEP_ARRAY, DEEP_OBJECT):
+        response = await client.post("/v/collect", content=body, headers={"content-type": "text/plain"})
+        assert response.status_code == 400, response.text
+        assert response.headers["content-type"] == "application/problem+json"
+        assert response.json()["code"] == "malformed_request"
+
+
+HOSTILE_QUERIES: list[tuple[str, dict[str, str], dict[str, str]]] = [
+    ("/v/{site_key}/pixel.gif", {"url": "http://[::1/"}, {}),
+    ("/v/{site_key}/pixel.gif", {"url": "https://a.example:99999/"}, {}),
+    ("/v/{site_key}/pixel.gif", {"url": "https://a.example/?q=" + "é" * 2000}, {}),
+    ("/v/{site_key}/pixel.gif", {}, {"referer": "https://a.example/\u0000x"}),
+    ("/v/{site_key}/pixel.gif", {}, {"referer": "https://a.example/?" + "e=a@b.co&" * 220}),
+    ("/v/vpxs_%00/pixel.gif", {}, {}),
+    ("/v/vpxs_%00.js", {}, {}),
+    ("/u/aaaaaaaaaaaaaaaaaaaaaaaaaaaa", {"x": "[" * 3000}, {}),
+    ("/dashboard/login", {"next": "http://[::1/" + "%25" * 100}, {}),
+    ("/dashboard/reset", {"token": "\u0000" * 10}, {}),
+]
+
+
+async def test_hostile_queries_and_headers_on_public_routes_log_no_traceback(
+    client: httpx.AsyncClient, factory: Factory, vpx_logs: pytest.LogCaptureFixture
+) -> None:
+    key = await _site_key(client, await factory.account())
+    for path, query, headers in HOSTILE_QUERIES:
+        response = await client.get(path.format(site_key=key), params=query, headers=headers)
+        assert response.status_code < 500, (path, query, headers, response.text[:300])
+    assert_no_traceback(vpx_logs)
+
+
+@pytest.mark.parametrize("path", ["/api/v1/signals/sig_1/purchase", "/api/v1/contacts/ct_1/reveal"])
+async def test_a_deep_body_on_an_idempotent_route_without_a_body_is_not_a_5xx(
+    client: httpx.AsyncClient, factory: Factory, vpx_logs: pytest.LogCaptureFixture, path: str
+) -> None:
+    account = await factory.account()
+    headers = {**account.headers("live"), "content-type": "application/json", "idempotency-key": "deep-1"}
+    response = await client.post(path, content=DEEP_ARRAY, headers=headers)
+    assert 400 <= response.status_code < 500, response.text[:300]
+    assert_no_traceback(vpx_logs)
 
 
 # --- HSTS when the public address is https ---

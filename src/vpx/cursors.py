@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 
 from vpx.errors import InvalidParameters
 
@@ -39,6 +40,29 @@ def decode_pair_cursor(cursor: str, kind: str) -> tuple[int, int]:
         first, _, second = positions.partition(".")
         if found == kind and first.isdigit() and second.isdigit() and len(first) < 19 and len(second) < 19:
             return int(first), int(second)
+    except (binascii.Error, UnicodeDecodeError, ValueError):
+        pass
+    raise InvalidParameters.field("cursor", "is not a cursor returned by this endpoint")
+
+
+_KEY = re.compile(r"^[A-Za-z0-9_]{1,64}$")
+
+
+def encode_keyed_cursor(kind: str, position: int, key: str) -> str:
+    """A cursor holding a position (a time in microseconds, say) and a row's text id (letters, digits
+    and underscores), for lists ordered by both."""
+    return base64.urlsafe_b64encode(f"{kind}:{position}.{key}".encode()).decode().rstrip("=")
+
+
+def decode_keyed_cursor(cursor: str, kind: str) -> tuple[int, str]:
+    """The position and the id in a cursor of this kind; a 422 for anything else."""
+    try:
+        padded = cursor + "=" * (-len(cursor) % 4)
+        text = base64.urlsafe_b64decode(padded.encode()).decode()
+        found, _, rest = text.partition(":")
+        position, _, key = rest.partition(".")
+        if found == kind and position.isdigit() and len(position) < 19 and _KEY.match(key):
+            return int(position), key
     except (binascii.Error, UnicodeDecodeError, ValueError):
         pass
     raise InvalidParameters.field("cursor", "is not a cursor returned by this endpoint")

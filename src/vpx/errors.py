@@ -7,6 +7,7 @@ framework's own errors (unknown route, wrong method, invalid input) and anything
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -131,6 +132,16 @@ class Suppressed(KeepChanges, ProblemError):
     """A reveal refused by the suppression check (D15); the audit entry written before it is kept."""
 
     status, code, title = 451, "suppressed", "Unavailable for legal reasons"
+
+
+def parse_client_json(raw: bytes) -> Any:
+    """A body a route reads by hand, parsed as JSON. Anything else, bytes that are not UTF-8 or nesting
+    deeper than the parser goes included, is a 400 like the framework's own parsing gives, and never a
+    traceback: the client's input is not a failure of the service."""
+    try:
+        return json.loads(raw)
+    except (ValueError, RecursionError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise MalformedRequest("The request body must be a JSON document.") from None
 
 
 def request_id_of(request: Request) -> str:
@@ -281,12 +292,17 @@ def _sqlstate(exc: DBAPIError) -> str:
     return str(getattr(orig, "sqlstate", None) or getattr(orig, "pgcode", None) or "")
 
 
+def is_data_exception(exc: DBAPIError) -> bool:
+    """SQLSTATE class 22: a value the database cannot store or compare (a NUL, text too long…)."""
+    return _sqlstate(exc).startswith("22")
+
+
 async def _on_database_error(request: Request, exc: Exception) -> JSONResponse:
     """SQLSTATE class 22 (data exception: a NUL character, a string too long, a number out of range)
     means the input could not be stored or compared: a 422, not a server error. Anything else is a
     real failure and goes on to the 500 handler."""
     assert isinstance(exc, DBAPIError)
-    if not _sqlstate(exc).startswith("22"):
+    if not is_data_exception(exc):
         raise exc
     log.warning(
         "input refused by the database", extra={"request_id": request_id_of(request), "sqlstate": _sqlstate(exc)}

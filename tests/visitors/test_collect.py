@@ -132,15 +132,24 @@ async def test_bad_page_views_are_refused_and_record_nothing(
     cases = [
         (beacon("vpxs_unknownunknownunknown00"), 404),
         (beacon(key, url="https://www.seller.example/" + "a" * 2048), 422),
-        ("not json", 422),
+        ("not json", 400),
+        ("[" * 5000 + "]" * 5000, 400),
         (json.dumps({"site_key": key}), 422),
         (json.dumps([1, 2]), 422),
         ("x" * 20_000, 413),
     ]
-    for body, status in cases:
-        response = await client.post("/v/collect", content=body, headers=BEACON)
+    for number, (body, status) in enumerate(cases):
+        # From an address each: every one of them spends its address's budget.
+        headers = {**BEACON, "x-forwarded-for": f"198.51.100.{number + 1}"}
+        response = await client.post("/v/collect", content=body, headers=headers)
         assert response.status_code == status, (body[:40], response.text)
         assert response.headers["content-type"] == "application/problem+json"
+    unparsable = await client.post(
+        "/v/collect",
+        content=beacon(key, url="http://[::1/pricing"),
+        headers={**BEACON, "x-forwarded-for": "198.51.100.99"},
+    )
+    assert unparsable.status_code == 422 and unparsable.json()["errors"][0]["field"] == "url"
     assert await visits(app) == []
 
 
@@ -169,3 +178,46 @@ async def test_page_views_are_limited_per_visitor_address(
         statuses.append(response.status_code)
     assert statuses == [204] * 5 + [429] * 2
     assert len(await visits(app)) == 5
+
+
+async def test_a_page_view_that_is_not_json_still_spends_the_address_budget(
+    client: httpx.AsyncClient, factory: Factory, app: FastAPI
+) -> None:
+    _, key = await site_key(client, factory)
+    garbage = ["[" * 5000 + "]" * 5000, "not json", json.dumps([1]), beacon("vpxs_unknownunknownunknown00")]
+    statuses = []
+    for body in garbage:
+        response = await client.post("/v/collect", content=body, headers=BEACON)
+        statuses.append(response.status_code)
+    assert statuses == [400, 400, 422, 404]
+    # The budget is 5 a minute: the four refused bodies spent four of them.
+    allowed = await client.post("/v/collect", content=beacon(key), headers=BEACON)
+    limited = await client.post("/v/collect", content=beacon(key), headers=BEACON)
+    assert (allowed.status_code, limited.status_code) == (204, 429)
+    assert len(await visits(app)) == 1
+
+
+async def test_a_page_view_is_stored_clean_and_within_its_column(
+    client: httpx.AsyncClient, factory: Factory, app: FastAPI
+) -> None:
+    _, key = await site_key(client, factory)
+    long_query = "https://www.seller.example/search?q=" + "é" * 1900
+    many_emails = "https://www.seller.example/?" + "&".join(["e=a@b.co"] * 220)
+    for url in (long_query, many_emails[:2048]):
+        response = await client.post("/v/collect", content=beacon(key, url=url), headers=BEACON)
+        assert response.status_code == 204, response.text
+    credentials = beacon(
+        key,
+        url="https://alice:S3cret@www.seller.example/users/alice%40prospect.example?sessionid=1234&page=2",
+        referrer="https://bob:hunter2@search.example/?apikey=abc",
+    )
+    assert (await client.post("/v/collect", content=credentials, headers=BEACON)).status_code == 204
+    pixel = await client.get(f"/v/{key}/pixel.gif", headers={"referer": "http://[::1/broken", "user-agent": CHROME})
+    assert pixel.status_code == 200
+    found = await visits(app)
+    assert [len(v.url) <= 2048 for v in found] == [True] * 3
+    assert found[0].url.startswith("https://www.seller.example/search")
+    # Cleaned, the second is longer than a URL may be: it loses its query string.
+    assert found[1].url == "https://www.seller.example/"
+    assert found[2].url == "https://www.seller.example/users/redacted?sessionid=redacted&page=2"
+    assert found[2].referrer == "https://search.example/?apikey=redacted"

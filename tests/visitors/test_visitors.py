@@ -23,6 +23,7 @@ from vpx.clock import FixedClock
 from vpx.config import Settings
 from vpx.models import TopicActivity, Visit, WebhookDelivery
 from vpx.visitors import range_files
+from vpx.visitors import service as visitor_service
 from vpx.visitors.index import import_ranges
 from vpx.worker.loop import Worker
 
@@ -112,6 +113,51 @@ async def test_sites_belong_to_their_account_and_give_a_snippet(client: httpx.As
     assert deleted.status_code == 204
     gone = await client.get(f"/v/{created['site_key']}.js")
     assert gone.status_code == 404
+
+
+async def test_sites_are_listed_by_pages_oldest_first(
+    client: httpx.AsyncClient, factory: Factory, clock: FixedClock
+) -> None:
+    account, other = await factory.account(), await factory.account()
+    created = []
+    for number in range(5):
+        # Two sites share each instant: the id breaks the tie.
+        clock.set(NOW + timedelta(seconds=number // 2))
+        created.append((await site(client, account, domain=f"www.s{number}.example"))["id"])
+    await site(client, other)
+    everything = await client.get("/api/v1/visitors/sites", headers=account.headers("full"))
+    assert everything.status_code == 200 and everything.json()["next_cursor"] is None
+    in_order = [s["id"] for s in everything.json()["sites"]]
+    assert sorted(in_order) == sorted(created) and in_order[4] == created[4]
+    seen: list[str] = []
+    cursor = None
+    for _ in range(3):
+        params: dict[str, str | int] = {"limit": 2, **({"cursor": cursor} if cursor else {})}
+        page = await client.get("/api/v1/visitors/sites", params=params, headers=account.headers("full"))
+        assert page.status_code == 200, page.text
+        seen += [s["id"] for s in page.json()["sites"]]
+        cursor = page.json()["next_cursor"]
+    assert seen == in_order and cursor is None
+    for params in ({"cursor": "not-a-cursor"}, {"limit": 0}, {"limit": 101}):
+        refused = await client.get("/api/v1/visitors/sites", params=params, headers=account.headers("full"))
+        assert refused.status_code == 422, (params, refused.text)
+
+
+async def test_an_account_has_a_bounded_number_of_sites(
+    client: httpx.AsyncClient, factory: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(visitor_service, "MAX_SITES_PER_ACCOUNT", 3)
+    account, other = await factory.account(), await factory.account()
+    kept = [await site(client, account, domain=f"www.s{n}.example") for n in range(3)]
+    refused = await client.post(
+        "/api/v1/visitors/sites", json={"domain": "www.s3.example"}, headers=account.headers("full")
+    )
+    assert refused.status_code == 409 and refused.json()["code"] == "conflict", refused.text
+    assert "at most 3 sites" in refused.json()["detail"]
+    await site(client, other)  # another account's count is its own
+    deleted = await client.delete(f"/api/v1/visitors/sites/{kept[0]['id']}", headers=account.headers("full"))
+    assert deleted.status_code == 204
+    await site(client, account, domain="www.s3.example")
 
 
 # --- Identification ---
@@ -213,12 +259,26 @@ async def test_unidentified_visits_say_why(
         headers=account.headers("full"),
     )
     assert long.status_code == 422
+    for url in ("http://[::1/pricing", "https://x.example:99999/"):
+        unparsable = await client.post(
+            "/api/v1/visitors/identify",
+            json={"site_id": created["id"], "ip": "198.51.100.1", "url": url},
+            headers=account.headers("full"),
+        )
+        assert unparsable.status_code == 422 and unparsable.json()["errors"][0]["field"] == "url", url
 
 
 async def test_a_visit_keeps_no_address_and_no_personal_query_values(
-    client: httpx.AsyncClient, factory: Factory, app: FastAPI, caplog: pytest.LogCaptureFixture
+    client: httpx.AsyncClient,
+    factory: Factory,
+    app: FastAPI,
+    caplog: pytest.LogCaptureFixture,
+    request: pytest.FixtureRequest,
 ) -> None:
     caplog.set_level(logging.DEBUG)
+    # The service's loggers do not propagate to the root logger: listen to them directly.
+    logging.getLogger("vpx").addHandler(caplog.handler)
+    request.addfinalizer(lambda: logging.getLogger("vpx").removeHandler(caplog.handler))
     account = await factory.account()
     created = await site(client, account)
     url = "https://www.seller.example/welcome?utm_source=mail&email=dana%40prospect.example&token=Ab3dEf6hIj9kLm2nOp5q#top"

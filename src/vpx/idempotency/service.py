@@ -30,7 +30,7 @@ KEPT_HEADERS = ("x-credits-charged", "x-credits-remaining", "location")
 def fingerprint(method: str, path: str, body: bytes) -> str:
     try:
         canonical = json.dumps(json.loads(body), sort_keys=True, separators=(",", ":")).encode() if body else b""
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested deeper than the parser goes: the bytes as sent
         canonical = body
     return hashlib.sha256(method.encode() + b" " + path.encode() + b"\n" + canonical).hexdigest()
 

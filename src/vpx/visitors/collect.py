@@ -6,11 +6,12 @@ origin, rate-limited per site and per visitor address.
 - ``POST /v/collect``: one page view (sendBeacon posts JSON as text/plain: the body is read whatever
   its content type); 204 at once, the visit resolved and recorded right after the answer;
 - ``GET /v/{site_key}/pixel.gif?url=…``: a 1×1 GIF that records a view (email, pages without
-  JavaScript); an unknown key still gets its GIF and records nothing.
+  JavaScript); an unknown key, or a page that is not a URL, still gets its GIF and records nothing.
 
 ``Sec-GPC: 1`` or ``DNT: 1`` records the view as ``opted_out``, nothing resolved. The visitor's address
 is the connection's, or ``X-Forwarded-For`` from ``VPX_TRUSTED_PROXIES`` only; it is never stored or
-logged (vpx.visitors.addresses).
+logged (vpx.visitors.addresses). Its budget is spent before a body is read, so a body that is not a page
+view (a 400, a 413, a 422, a 404) costs as much as one that is; such a body never logs a traceback.
 """
 
 from __future__ import annotations
@@ -24,12 +25,22 @@ from typing import Annotated
 from fastapi import APIRouter, BackgroundTasks, Path, Query, Request, Response
 from limits import parse as parse_rate_limit
 from pydantic import ValidationError
+from sqlalchemy.exc import DBAPIError
 
 from vpx.auth.network import client_address
 from vpx.auth.ratelimit import RateLimits
 from vpx.config import Settings
 from vpx.db import Database
-from vpx.errors import InvalidParameters, NotFound, PayloadTooLarge, RateLimited, problem_responses, validation_errors
+from vpx.errors import (
+    InvalidParameters,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+    is_data_exception,
+    parse_client_json,
+    problem_responses,
+    validation_errors,
+)
 from vpx.fields import SingleLine
 from vpx.models import VisitorSite
 from vpx.visitors import service
@@ -100,7 +111,7 @@ async def collect_preflight() -> Response:
     "/collect",
     status_code=204,
     response_class=Response,
-    responses=problem_responses(404, 413, 422, 429),
+    responses=problem_responses(400, 404, 413, 422, 429),
     openapi_extra={
         "requestBody": {
             "required": True,
@@ -115,17 +126,14 @@ async def collect_preflight() -> Response:
 async def collect(request: Request, background: BackgroundTasks) -> Response:
     """One page view: `{"site_key", "url", "referrer"?, "title"?}` as JSON, whatever the content type
     (sendBeacon sends text/plain). Answers 204 at once; the visit is resolved and recorded next."""
-    raw = await request.body()
-    if len(raw) > MAX_BEACON_BYTES:
-        raise PayloadTooLarge(f"A page view is at most {MAX_BEACON_BYTES} bytes.")
-    try:
-        payload = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise InvalidParameters.field("body", "must be a JSON object with site_key and url") from None
+    # The address's budget is spent before the body is read: a body that is not a page view costs
+    # the sender as much as one that is.
+    address = await _spend_address_budget(request)
+    raw = await _page_view_body(request)
+    payload = parse_client_json(raw)
     if not isinstance(payload, dict):
         raise InvalidParameters.field("body", "must be a JSON object with site_key and url")
     try:
-        # Apart from the JSON parsing: a ValidationError is a ValueError too, and says which field.
         view = PageView.model_validate(payload)
     except ValidationError as exc:
         errors = validation_errors(exc.errors())
@@ -133,8 +141,12 @@ async def collect(request: Request, background: BackgroundTasks) -> Response:
     site = await _site(request, view.site_key)
     if site is None:
         raise NotFound("No site has this key.")
-    address = await _admitted(request, site)
-    background.add_task(_record, request, site, address, view.url, view.referrer, view.title, "snippet")
+    url = clean_url(view.url)
+    if url is None:
+        raise InvalidParameters.field("url", "must be a URL")
+    await _spend_site_budget(request, site)
+    referrer = clean_url(view.referrer) if view.referrer else None
+    background.add_task(_record, request, site, address, url, referrer, view.title, "snippet")
     return Response(status_code=204, headers=OPEN)
 
 
@@ -152,14 +164,27 @@ async def pixel(
         SingleLine | None, Query(max_length=MAX_URL, description="The page viewed (default: the Referer).")
     ] = None,
 ) -> Response:
-    """A 1×1 GIF; a known key also records the view (the page from `url`, else the Referer)."""
+    """A 1×1 GIF; a known key also records the view (the page from `url`, else the Referer; a page
+    that is not a URL records nothing)."""
     headers = {**OPEN, "Cache-Control": "no-store"}
     site = await _site(request, site_key)
     page = url or request.headers.get("referer")
-    if site is not None and page and len(page) <= MAX_URL:
-        address = await _admitted(request, site)
-        background.add_task(_record, request, site, address, page, None, None, "pixel")
+    cleaned = clean_url(page) if page and len(page) <= MAX_URL else None
+    if site is not None and cleaned is not None:
+        address = await _spend_address_budget(request)
+        await _spend_site_budget(request, site)
+        background.add_task(_record, request, site, address, cleaned, None, None, "pixel")
     return Response(GIF, media_type="image/gif", headers=headers)
+
+
+async def _page_view_body(request: Request) -> bytes:
+    """The body, read no further than a page view may go (a 413 past it)."""
+    raw = bytearray()
+    async for chunk in request.stream():
+        raw += chunk
+        if len(raw) > MAX_BEACON_BYTES:
+            raise PayloadTooLarge(f"A page view is at most {MAX_BEACON_BYTES} bytes.")
+    return bytes(raw)
 
 
 async def _site(request: Request, site_key: str) -> VisitorSite | None:
@@ -168,20 +193,26 @@ async def _site(request: Request, site_key: str) -> VisitorSite | None:
         return await service.site_by_key(session, site_key)
 
 
-async def _admitted(request: Request, site: VisitorSite) -> str | None:
-    """The visitor's address, once the site's and the address's budgets allow the view (else a 429)."""
+async def _spend_address_budget(request: Request) -> str | None:
+    """The visitor's address, once its budget allows one more view (else a 429)."""
     settings: Settings = request.app.state.settings
-    limits: RateLimits = request.app.state.rate_limits
     peer = request.client.host if request.client else None
     address = client_address(peer, request.headers.get("x-forwarded-for"), request.app.state.trusted_proxies)
-    budgets = [(settings.visitor_site_rate_limit, "visitor_site", site.id)]
     if address:
-        budgets.append((settings.visitor_address_rate_limit, "visitor_address", address_key(address)))
-    for limit, namespace, identifier in budgets:
-        verdict = await limits.spend(parse_rate_limit(limit), namespace, identifier, policy=namespace)
-        if not verdict.allowed:
-            raise RateLimited("Too many page views; try again later.", headers=verdict.headers)
+        await _spend(request, settings.visitor_address_rate_limit, "visitor_address", address_key(address))
     return address
+
+
+async def _spend_site_budget(request: Request, site: VisitorSite) -> None:
+    settings: Settings = request.app.state.settings
+    await _spend(request, settings.visitor_site_rate_limit, "visitor_site", site.id)
+
+
+async def _spend(request: Request, limit: str, namespace: str, identifier: str) -> None:
+    limits: RateLimits = request.app.state.rate_limits
+    verdict = await limits.spend(parse_rate_limit(limit), namespace, identifier, policy=namespace)
+    if not verdict.allowed:
+        raise RateLimited("Too many page views; try again later.", headers=verdict.headers)
 
 
 async def _record(
@@ -193,8 +224,8 @@ async def _record(
     title: str | None,
     channel: str,
 ) -> None:
-    """Resolves and records one view, after the answer went out. A failure is logged (without the
-    address) and the view is lost: the page it came from has moved on."""
+    """Resolves and records one view (its URLs already cleaned), after the answer went out. A failure
+    is logged (without the address) and the view is lost: the page it came from has moved on."""
     headers = request.headers
     opted_out = headers.get("sec-gpc", "").strip() == "1" or headers.get("dnt", "").strip() == "1"
     database: Database = request.app.state.database
@@ -212,12 +243,16 @@ async def _record(
                 session,
                 site=site,
                 resolution=resolution,
-                url=clean_url(url),
-                referrer=clean_url(referrer) if referrer else None,
+                url=url,
+                referrer=referrer,
                 title=title,
                 channel=channel,
                 occurred_at=now,
                 now=now,
             )
-    except Exception:
-        log.exception("a page view could not be recorded", extra={"site_id": site.id})
+    except Exception as exc:
+        if isinstance(exc, DBAPIError) and is_data_exception(exc):
+            # The view's own values (a client's input) were refused: worth a line, not a traceback.
+            log.warning("a page view's values were refused by the database", extra={"site_id": site.id})
+        else:
+            log.exception("a page view could not be recorded", extra={"site_id": site.id})

@@ -39,21 +39,30 @@ def resolver_of(request: Request) -> VisitorResolver:
     "/sites",
     status_code=201,
     response_model=SiteView,
-    responses=problem_responses(400, 401, 403, 413, 422, 429),
+    responses=problem_responses(400, 401, 403, 409, 413, 422, 429),
     summary="Register a site",
 )
 async def create_site(
     body: SiteCreate, caller: ManageCaller, session: WriteSession, settings: AppSettings, now: Now
 ) -> SiteView:
-    """A site of the account, with its public `site_key` and the snippet to paste into its pages."""
+    """A site of the account, with its public `site_key` and the snippet to paste into its pages. An
+    account has at most 100 sites: a 409 (`conflict`) past that; delete one first."""
     site = await service.create_site(session, account_id=caller.account_id, body=body, now=now)
     return service.site_view(site, settings.public_url)
 
 
-@router.get("/sites", response_model=SiteList, responses=problem_responses(401, 403, 429), summary="List sites")
-async def list_sites(caller: ManageCaller, session: ReadSession, settings: AppSettings) -> SiteList:
-    sites = await service.sites_of(session, caller.account_id)
-    return SiteList(sites=[service.site_view(s, settings.public_url) for s in sites])
+@router.get("/sites", response_model=SiteList, responses=problem_responses(401, 403, 422, 429), summary="List sites")
+async def list_sites(
+    caller: ManageCaller,
+    session: ReadSession,
+    settings: AppSettings,
+    limit: Annotated[int, Query(ge=1, le=service.MAX_SITES_PER_ACCOUNT, description="Page size, 1–100.")] = 100,
+    cursor: Annotated[str | None, Query(max_length=200, description="From a previous page.")] = None,
+) -> SiteList:
+    """The account's sites, oldest first; `next_cursor` gives the next page (the default page holds
+    every site an account may have)."""
+    sites, next_cursor = await service.list_sites(session, account_id=caller.account_id, limit=limit, cursor=cursor)
+    return SiteList(sites=[service.site_view(s, settings.public_url) for s in sites], next_cursor=next_cursor)
 
 
 @router.get(
@@ -90,12 +99,15 @@ async def identify(
     address = parse_visitor(body.ip)
     if address is None:
         raise InvalidParameters.field("ip", "must be an IPv4 or IPv6 address")
+    url = clean_url(body.url)
+    if url is None:
+        raise InvalidParameters.field("url", "must be a URL")
     resolution = await resolver_of(request).resolve(session, address, user_agent=body.user_agent, opted_out=False)
     visit = await service.record_visit(
         session,
         site=site,
         resolution=resolution,
-        url=clean_url(body.url),
+        url=url,
         referrer=clean_url(body.referrer) if body.referrer else None,
         title=None,
         channel="server",

@@ -51,6 +51,7 @@ class SiteView(BaseModel):
 
 class SiteList(BaseModel):
     sites: list[SiteView]
+    next_cursor: str | None = Field(default=None, description="The next page's cursor; null on the last page.")
 
 
 class PageView(BaseModel):

@@ -4,6 +4,7 @@ minutes), in the transaction that records it."""
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -11,8 +12,8 @@ from sqlalchemy import and_, delete, func, or_, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from vpx.cursors import decode_pair_cursor, encode_pair_cursor
-from vpx.errors import NotFound
+from vpx.cursors import decode_keyed_cursor, decode_pair_cursor, encode_keyed_cursor, encode_pair_cursor
+from vpx.errors import Conflict, NotFound
 from vpx.ids import new_id, public_number_id, random_base62
 from vpx.models import Contact, Visit, VisitorAlert, VisitorSite
 from vpx.signals.sources import surge
@@ -21,7 +22,10 @@ from vpx.visitors.schemas import Company, CompanyActivity, Identification, SiteC
 from vpx.webhooks import events, outbox
 
 ALERT_EVERY = timedelta(minutes=30)
+# An account's sites, at most (as its webhooks are capped): the public endpoints' budgets are per site.
+MAX_SITES_PER_ACCOUNT = 100
 SITE_KEY_PREFIX = "vpxs_"
+SITE_KEY = re.compile(r"^vpxs_[A-Za-z0-9]{1,35}$")
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -36,6 +40,12 @@ def site_domain(text: str) -> str:
 
 
 async def create_site(session: AsyncSession, *, account_id: str, body: SiteCreate, now: datetime) -> VisitorSite:
+    """A new site of the account; a 409 once it has ``MAX_SITES_PER_ACCOUNT``."""
+    count = await session.scalar(
+        select(func.count()).select_from(VisitorSite).where(VisitorSite.account_id == account_id)
+    )
+    if (count or 0) >= MAX_SITES_PER_ACCOUNT:
+        raise Conflict(f"An account may have at most {MAX_SITES_PER_ACCOUNT} sites; delete one first.")
     domain = site_domain(body.domain)
     site = VisitorSite(
         id=new_id("site"),
@@ -59,16 +69,33 @@ async def get_site(session: AsyncSession, *, account_id: str, site_id: str) -> V
     return site
 
 
-async def sites_of(session: AsyncSession, account_id: str) -> list[VisitorSite]:
-    return list(
-        await session.scalars(
-            select(VisitorSite).where(VisitorSite.account_id == account_id).order_by(VisitorSite.created_at)
-        )
+async def list_sites(
+    session: AsyncSession, *, account_id: str, limit: int, cursor: str | None
+) -> tuple[list[VisitorSite], str | None]:
+    """The account's sites, oldest first, with the next page's cursor."""
+    query = (
+        select(VisitorSite)
+        .where(VisitorSite.account_id == account_id)
+        .order_by(VisitorSite.created_at, VisitorSite.id)
+        .limit(limit + 1)
     )
+    if cursor is not None:
+        micros, last_id = decode_keyed_cursor(cursor, "sites")
+        at = _from_micros(micros)
+        query = query.where(
+            or_(VisitorSite.created_at > at, and_(VisitorSite.created_at == at, VisitorSite.id > last_id))
+        )
+    rows = list(await session.scalars(query))
+    next_cursor = None
+    if len(rows) > limit:
+        last = rows[limit - 1]
+        next_cursor = encode_keyed_cursor("sites", _micros(last.created_at), last.id)
+    return rows[:limit], next_cursor
 
 
 async def site_by_key(session: AsyncSession, site_key: str) -> VisitorSite | None:
-    if not site_key.startswith(SITE_KEY_PREFIX) or len(site_key) > 40:
+    # Anything but a key's letters and digits names no site, and is not sent to the database.
+    if not SITE_KEY.match(site_key):
         return None
     return await session.scalar(select(VisitorSite).where(VisitorSite.site_key == site_key))
 
