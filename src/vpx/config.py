@@ -70,6 +70,10 @@ class Settings(BaseSettings):
     stream_max_seconds: float = Field(default=3600.0, gt=0, le=86_400)
     stream_poll_seconds: float = Field(default=0.5, gt=0, le=60)
     stream_queue_size: int = Field(default=1000, ge=10, le=100_000)
+    # How often each process re-checks, in one batched read, that every open stream's key, account and
+    # dashboard session still allow it (revoked, suspended, deleted, signed out: the stream ends). At
+    # most 4 s, so that a stream ends within 5 s of its access.
+    stream_access_check_seconds: float = Field(default=2.0, gt=0, le=4)
 
     idempotency_ttl_hours: int = 24
     key_rotation_days: int = 90

@@ -25,7 +25,7 @@ class HandFedBroker:
         self.subscription = Subscription(signal_service.SignalFilter(), start_sequence=10, limit=limit)
         self.unsubscribed = False
 
-    async def subscribe(self, signal_filter: signal_service.SignalFilter) -> Subscription:
+    async def subscribe(self, signal_filter: signal_service.SignalFilter, access: object = None) -> Subscription:
         return self.subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
@@ -40,9 +40,10 @@ def _events(broker: HandFedBroker, **settings: str) -> AsyncIterator[ServerSentE
     return signal_events(
         broker=broker,  # type: ignore[arg-type]
         database=None,  # type: ignore[arg-type]  # no Last-Event-ID: no replay, no database
-        settings=test_settings("sqlite://", **settings),
+        settings=test_settings("sqlite+aiosqlite:///unused.db", **settings),
         signal_filter=signal_service.SignalFilter(),
         last_event_id=None,
+        access=None,  # nothing to re-check: the subscription is the test's
     )
 
 

@@ -7,12 +7,15 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from fastapi import Request, Response
+from sqlalchemy import select
 
 from vpx.dashboard.pages import Page, dashboard_router
-from vpx.dashboard.web import render
+from vpx.dashboard.web import SignInRequired, render
 from vpx.db import ReadSession
 from vpx.deps import AppSettings
+from vpx.models import DashboardSession
 from vpx.signals import service as signal_service
+from vpx.signals.access import SessionAccess
 from vpx.signals.sse import stream_response
 
 router = dashboard_router()
@@ -65,12 +68,26 @@ async def signals_page(request: Request, user: Page, session: ReadSession, setti
 @router.get("/signals/stream")
 async def signals_stream(request: Request, user: Page, settings: AppSettings) -> Response:
     """The live view's feed: the D23 stream of available signals for a signed-in browser (EventSource
-    sends the session cookie, not an API key), with Last-Event-ID resume like the API's."""
+    sends the session cookie, not an API key), with Last-Event-ID resume like the API's. It ends with
+    `event: closed` when the session does (sign-out, expiry) or the account is suspended or deleted."""
     header = request.headers.get("last-event-id", "").strip()
+    state = request.app.state
+    async with state.database.read_sessions() as session:
+        expires_at = await session.scalar(
+            select(DashboardSession.expires_at).where(DashboardSession.id == user.session_id)
+        )
+    if expires_at is None:  # signed out since this request was let in
+        raise SignInRequired()
     return stream_response(
-        broker=request.app.state.signal_broker,
-        database=request.app.state.database,
+        broker=state.signal_broker,
+        database=state.database,
         settings=settings,
         signal_filter=signal_service.SignalFilter(),
         last_event_id=int(header) if header.isascii() and header.isdigit() and len(header) <= 18 else None,
+        # Re-checked while the stream is open: the session (sign-out, expiry) and the account.
+        access=SessionAccess(
+            session_id=user.session_id,
+            account_id=user.account_id,
+            expires_in=(expires_at - state.clock.now()).total_seconds(),
+        ),
     )

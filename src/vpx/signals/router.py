@@ -19,6 +19,7 @@ from vpx.idempotency.service import run_idempotent
 from vpx.money import credits_header
 from vpx.signals import purchase as signal_purchase
 from vpx.signals import service as signal_service
+from vpx.signals.access import KeyAccess
 from vpx.signals.evidence import event_from
 from vpx.signals.pipeline import ingest_events
 from vpx.signals.schemas import (
@@ -75,7 +76,9 @@ def _last_event_id(value: str | None) -> int | None:
     responses={
         200: {
             "description": "`text/event-stream`: `id: <sequence>`, `event: signal`, `data: <signal JSON>`; "
-            "keep-alive comments at least every 15 s.",
+            "keep-alive comments at least every 15 s; when the stream's access ends, a last `event: closed` "
+            'with `data: {"reason": …, "detail": …}` (`key_revoked`, `ip_not_allowed`, `account_suspended`, '
+            "`account_deleted`).",
             "content": {"text/event-stream": {"schema": {"type": "string"}}},
         },
         **problem_responses(401, 403, 422, 429),
@@ -99,7 +102,9 @@ async def stream_signals(
     """D23: Full Access only. New signals as they are ingested (by any server process), filtered like
     `GET /signals`; fcra_blocked ones only with `source_status=fcra_blocked`, reduced (D19). With
     `Last-Event-ID` the signals missed since that event come first, without gap or repeat. A connection
-    ends cleanly after its lifetime (`VPX_STREAM_MAX_SECONDS`); the client reconnects with Last-Event-ID."""
+    ends cleanly after its lifetime (`VPX_STREAM_MAX_SECONDS`); the client reconnects with Last-Event-ID.
+    When the key is revoked or the account suspended or deleted while the stream is open, the stream
+    ends within seconds with a last `event: closed` whose data names the reason."""
     after = _last_event_id(last_event_id)
     return stream_response(
         broker=request.app.state.signal_broker,
@@ -107,6 +112,12 @@ async def stream_signals(
         settings=settings,
         signal_filter=SignalFilter.of(params.model_dump()),
         last_event_id=after,
+        # Re-checked while the stream is open: the key, its allow-list for this address, the account.
+        access=KeyAccess(
+            key_id=caller.key_id,
+            account_id=caller.account_id,
+            address=getattr(request.state, "client_address", None),
+        ),
     )
 
 

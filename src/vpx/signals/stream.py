@@ -8,6 +8,10 @@ distinct D22 filter among the connections then takes its share, encoded and join
 connection with that filter gets it as one item. A connection whose queue fills up (a client that
 reads too slowly) is told to go: it reconnects with Last-Event-ID and catches up from the database.
 
+The broker also re-checks, every ``VPX_STREAM_ACCESS_CHECK_SECONDS``, that the keys, sessions and
+accounts its streams were opened with still allow them, in one read for all of them (``access``); a
+stream whose access has ended is closed with the reason, and sent nothing more.
+
 Sequences are handed out under a row lock held until commit (see ``pipeline``), so reading
 ``sequence > last`` never skips a signal that commits later with a lower number.
 """
@@ -30,6 +34,7 @@ from vpx.db import Database
 from vpx.listen import RETRY_SECONDS, listen_until
 from vpx.models import Signal
 from vpx.signals import service as signal_service
+from vpx.signals.access import ClosedReason, StreamAccess, current_state
 from vpx.signals.schemas import SignalView
 
 log = logging.getLogger(__name__)
@@ -77,8 +82,8 @@ class StreamItem:
 
 @dataclass(eq=False)
 class Subscription:
-    """One open stream: its filter, the messages waiting for it, whether it fell too far behind and
-    whether its lifetime is up.
+    """One open stream: its filter, the access it was opened with, the messages waiting for it, whether
+    it fell too far behind, whether its lifetime is up and whether its access has ended.
 
     Not an ``asyncio.Queue``: the bound (``VPX_STREAM_QUEUE_SIZE``) counts signals while an item holds
     a whole read's worth, and one waiter future is all a single reader needs. Each wake-up of each
@@ -89,14 +94,18 @@ class Subscription:
     # arrives here, everything up to it is the stream's replay from the database.
     start_sequence: int
     limit: int
+    # What let the stream in (None only for a stream no one opened with a key or a session: tests).
+    access: StreamAccess | None = None
     pending: deque[StreamItem] = field(default_factory=deque)
     queued: int = 0
     overflowed: bool = False
     expired: bool = False
+    # Why the stream's access ended, once it has: nothing more is delivered.
+    closed: ClosedReason | None = None
     _waiter: asyncio.Future[None] | None = None
 
     def deliver(self, item: StreamItem) -> None:
-        if self.overflowed:
+        if self.overflowed or self.closed is not None:
             return
         if self.queued + item.count > self.limit:
             # The client reads too slowly: it is sent what is queued, then told to resume from the
@@ -112,9 +121,18 @@ class Subscription:
         self.expired = True
         self._wake()
 
+    def close(self, reason: ClosedReason) -> None:
+        """The access the stream was opened with has ended: what is queued is dropped, and the
+        connection sends the `closed` event and nothing else."""
+        if self.closed is None:
+            self.closed = reason
+            self.pending.clear()
+            self.queued = 0
+        self._wake()
+
     async def wait(self) -> None:
-        """Returns once messages are pending, or the subscription overflowed or expired."""
-        if self.pending or self.overflowed or self.expired:
+        """Returns once messages are pending, or the subscription overflowed, expired or was closed."""
+        if self.pending or self.overflowed or self.expired or self.closed is not None:
             return
         self._waiter = asyncio.get_running_loop().create_future()
         try:
@@ -148,12 +166,17 @@ class SignalBroker:
         self.started = False
         self.lock = asyncio.Lock()
 
-    async def subscribe(self, signal_filter: signal_service.SignalFilter) -> Subscription:
+    async def subscribe(
+        self, signal_filter: signal_service.SignalFilter, access: StreamAccess | None = None
+    ) -> Subscription:
         async with self.lock:
             if not self.started:
                 await self._start()
         subscription = Subscription(
-            signal_filter=signal_filter, start_sequence=self.last_sequence, limit=self.settings.stream_queue_size
+            signal_filter=signal_filter,
+            start_sequence=self.last_sequence,
+            limit=self.settings.stream_queue_size,
+            access=access,
         )
         self.subscriptions.add(subscription)
         self.groups.setdefault(filter_key(signal_filter), set()).add(subscription)
@@ -187,6 +210,7 @@ class SignalBroker:
         self.started = True
         _brokers.add(self)
         self.tasks.append(asyncio.create_task(self._dispatch_loop()))
+        self.tasks.append(asyncio.create_task(self._access_loop()))
         if not self.database.is_sqlite:
             self.tasks.append(asyncio.create_task(self._listen()))
 
@@ -203,6 +227,32 @@ class SignalBroker:
                 await self._dispatch_new()
             except Exception:  # a database hiccup must not end the broker; the next wake-up retries
                 log.exception("signal stream read failed")
+
+    async def _access_loop(self) -> None:
+        """Every few seconds, one read for all open streams: those whose key, session or account no
+        longer lets them in are closed, in whatever process that access was ended."""
+        interval = self.settings.stream_access_check_seconds
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), timeout=interval)
+            if self.stopping.is_set():
+                return
+            try:
+                await self.check_access()
+            except Exception:  # a database hiccup must not end the broker; the next round retries
+                log.exception("signal stream access check failed")
+
+    async def check_access(self) -> None:
+        """One round of the check (the loop's; tests call it directly)."""
+        watched = [s for s in self.subscriptions if s.access is not None and s.closed is None]
+        if not watched:
+            return
+        state = await current_state(self.database, [s.access for s in watched if s.access is not None])
+        for subscription in watched:
+            assert subscription.access is not None
+            reason = state.reason(subscription.access)
+            if reason is not None:
+                subscription.close(reason)
 
     async def _dispatch_new(self) -> None:
         while True:

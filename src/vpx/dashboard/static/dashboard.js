@@ -52,6 +52,13 @@ function setupSignalFeed() {
     feed.insertBefore(item, feed.firstChild);
     while (feed.children.length > 200) feed.removeChild(feed.lastChild);
   });
+  // The server ends the feed for good when the session or the account no longer allows it.
+  source.addEventListener("closed", function (event) {
+    source.close();
+    var detail = "";
+    try { detail = JSON.parse(event.data).detail || ""; } catch (e) { detail = ""; }
+    status.textContent = "The live view has ended. " + detail;
+  });
   source.addEventListener("error", function () {
     failures += 1;
     if (failures >= 3) {
