@@ -235,8 +235,14 @@ def _option(terms: Terms, option: Option, fields: tuple[str, ...]) -> BitMap:
 
 
 def _clause(terms: Terms, clause: Clause, fields: tuple[str, ...], *, typed_only: bool = False) -> BitMap:
-    options = clause.typed if typed_only else clause.options
-    return BitMap.union(*(_option(terms, option, fields) for option in options))
+    """Contacts that satisfy a clause in these fields: its words as typed anywhere in them, the
+    vocabulary's words only where a trade shows itself (name, specialty, licence): "real estate" for
+    "realtors" is not every business of the real-estate industry."""
+    found = [_option(terms, option, fields) for option in clause.typed]
+    trade = tuple(f for f in fields if f in TRADE_FIELDS)
+    if not typed_only and trade:
+        found += [_option(terms, option, trade) for option in clause.related]
+    return BitMap.union(*found)
 
 
 def _all_of(parts: list[BitMap], base: BitMap) -> BitMap:
@@ -359,10 +365,11 @@ class BaseBackend:
         exact: set[str] = set()
         prefixes: set[str] = set()
         for clause, fields in self._clause_fields(plan):
-            for option in clause.options:
+            shown = tuple(f for f in fields if f in TRADE_FIELDS)
+            for option, where in [(o, fields) for o in clause.typed] + [(o, shown) for o in clause.related]:
                 for i, word in enumerate(option.words):
                     target = prefixes if option.prefix and i == len(option.words) - 1 else exact
-                    target.update(f + word for f in fields)
+                    target.update(f + word for f in where)
         facets = _facet_terms(query)
         exact.update(facets)
         if not facets and not plan.clauses:
