@@ -7,18 +7,30 @@ from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from limits import parse as parse_rate_limit
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from pydantic_settings import SettingsError as SourceError
 
 DEFAULT_SQLITE_URL = "sqlite+aiosqlite:///./var/vpx.db"
+# Operator tokens are guessed at the admin budget's pace only; short ones would still fall.
+MIN_ADMIN_TOKEN_LENGTH = 16
+# Settings whose values are secrets (or hold a password): an error about them never quotes the value.
+SECRET_SETTINGS = frozenset({"admin_token", "admin_tokens", "secret_keys", "database_url", "smtp_url", "redis_url"})
+
+
+class InvalidSettings(Exception):
+    """Settings the service cannot start with; the message is one line, naming each setting and its
+    rule, and never quotes a value."""
 
 
 class Settings(BaseSettings):
     """The service's settings. Documented in docs/operator-guide.md."""
 
-    model_config = SettingsConfigDict(env_prefix="VPX_", env_file=None, extra="ignore")
+    # hide_input_in_errors: a validation error's text never carries the value (a token, a password).
+    model_config = SettingsConfigDict(env_prefix="VPX_", env_file=None, extra="ignore", hide_input_in_errors=True)
 
     database_url: str = DEFAULT_SQLITE_URL
     # Addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is believed (D6).
@@ -27,6 +39,9 @@ class Settings(BaseSettings):
     rate_limit: str = "600/minute"
     # Failed key attempts per client address: stricter than the per-key budget (D7).
     auth_failure_rate_limit: str = "30/minute"
+    # Failed operator tokens per client address, a budget apart: customers' bad keys from a shared
+    # address never lock the operator out.
+    admin_failure_rate_limit: str = "10/minute"
     # When set, rate-limit counters live in Redis and are shared by every server process.
     redis_url: str | None = None
     max_body_bytes: int = 2 * 1024 * 1024
@@ -79,6 +94,7 @@ class Settings(BaseSettings):
     key_rotation_days: int = 90
     max_active_keys: int = 5
 
+    # At least 16 characters; empty or unset: the admin API is off.
     admin_token: str | None = None
     # More operator tokens, each with a name the account audit trail records: "alice=tok1,ci=tok2".
     # VPX_ADMIN_TOKEN is the token named "admin".
@@ -176,14 +192,58 @@ class Settings(BaseSettings):
             raise ValueError("retry delays must not be negative")
         return value
 
+    @field_validator("admin_token")
+    @classmethod
+    def _check_admin_token(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if len(value.strip()) < MIN_ADMIN_TOKEN_LENGTH:
+            raise ValueError(
+                f"must be at least {MIN_ADMIN_TOKEN_LENGTH} characters (generate one: openssl rand -hex 24), "
+                "or empty to turn the admin API off"
+            )
+        return value.strip()
+
     @field_validator("admin_tokens")
     @classmethod
     def _check_admin_tokens(cls, value: str) -> str:
         for part in filter(None, (p.strip() for p in value.split(","))):
             name, sep, token = part.partition("=")
-            if not sep or not name.strip() or len(token.strip()) < 16:
-                raise ValueError("admin tokens are name=token pairs, each token at least 16 characters")
+            if not sep or not name.strip() or len(token.strip()) < MIN_ADMIN_TOKEN_LENGTH:
+                raise ValueError(
+                    "must be name=token pairs separated by commas (alice=…,ci=…), "
+                    f"each token at least {MIN_ADMIN_TOKEN_LENGTH} characters"
+                )
         return value
+
+    @field_validator("database_url")
+    @classmethod
+    def _check_database_url(cls, value: str) -> str:
+        from sqlalchemy.engine import make_url
+
+        expected = "sqlite+aiosqlite:///path/to/vpx.db or postgresql+asyncpg://user:password@host:5432/database"
+        try:
+            url = make_url(value)
+            url.port  # noqa: B018  (a port that is not a number fails here)
+        except Exception:  # the parser's own message may quote the URL: say what is expected instead
+            raise ValueError(f"is not a database URL such as {expected}") from None
+        if (url.get_backend_name(), url.get_driver_name()) not in (("sqlite", "aiosqlite"), ("postgresql", "asyncpg")):
+            raise ValueError(f"must be {expected}")
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _check_redis_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        try:
+            parts = urlsplit(value.strip())
+            parts.port  # noqa: B018
+        except ValueError:
+            parts = None
+        if parts is None or parts.scheme not in ("redis", "rediss", "unix"):
+            raise ValueError("must be a redis://, rediss:// or unix:// URL such as redis://127.0.0.1:6379/0")
+        return value.strip()
 
     def named_admin_tokens(self) -> dict[str, str]:
         """Operator tokens by name (VPX_ADMIN_TOKEN is "admin")."""
@@ -238,6 +298,7 @@ class Settings(BaseSettings):
     @field_validator(
         "rate_limit",
         "auth_failure_rate_limit",
+        "admin_failure_rate_limit",
         "login_rate_limit",
         "signup_rate_limit",
         "password_reset_rate_limit",
@@ -264,6 +325,35 @@ class Settings(BaseSettings):
         return Path(rest.split("?", 1)[0])
 
 
+def settings_problem(exc: ValidationError) -> str:
+    """One line naming each bad setting (as its environment variable) and its rule, without values."""
+    problems = []
+    for error in exc.errors(include_url=False):
+        field = str(error["loc"][0]) if error["loc"] else ""
+        message = error["msg"].removeprefix("Value error, ")
+        raw = error.get("input")
+        # A library's message that quotes the secret (a value of a few characters may appear in any text
+        # by chance, and tells nothing: such a token is refused for its length).
+        if field in SECRET_SETTINGS and isinstance(raw, str) and len(raw.strip()) >= 6 and raw.strip() in message:
+            message = "is not a valid value"
+        problems.append(f"VPX_{field.upper()}: {message}" if field else message)
+    return "; ".join(" ".join(problem.split()) for problem in problems)
+
+
+def load_settings() -> Settings:
+    """The settings from the environment; InvalidSettings, one line, when they cannot be used."""
+    from vpx.mail.server import SmtpUrlError
+
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise InvalidSettings(settings_problem(exc)) from None
+    except SmtpUrlError as exc:  # its own message names VPX_SMTP_URL and never quotes it
+        raise InvalidSettings(str(exc).replace("VPX_SMTP_URL ", "VPX_SMTP_URL: ", 1)) from None
+    except SourceError as exc:  # a value pydantic-settings could not decode (it names the field only)
+        raise InvalidSettings(str(exc)) from None
+
+
 @lru_cache(maxsize=1)
 def get_settings() -> Settings:
-    return Settings()
+    return load_settings()
