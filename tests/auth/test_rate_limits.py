@@ -111,6 +111,39 @@ async def test_an_address_out_of_failed_attempts_still_serves_good_keys(database
     await app.state.database.dispose()
 
 
+async def test_customers_bad_keys_never_lock_the_operator_out(database_url: str, clock: FixedClock) -> None:
+    """Failed operator tokens and customers' failed keys have budgets of their own per address: bad keys
+    from an office's shared address leave the operator's token working, and bad tokens are still limited."""
+    token = "operator-token-for-the-budget-test"
+    settings = test_settings(
+        database_url, auth_failure_rate_limit="3/minute", admin_failure_rate_limit="2/minute", admin_token=token
+    )
+    app = create_app(settings, clock=clock)
+    async with asgi_client(app, client_ip="198.51.100.70") as http:
+        keys = [
+            (await http.get("/api/v1/account", headers={"X-API-Key": generate_key(KeyType.live)})).status_code
+            for _ in range(4)
+        ]
+        assert keys == [401, 401, 401, 429]  # the customers' budget is used up at this address
+        admin = await http.get("/api/v1/admin/accounts", headers={"X-Admin-Token": token})
+        assert admin.status_code == 200, admin.text
+        wrong = [
+            (await http.get("/api/v1/admin/accounts", headers={"X-Admin-Token": "not-the-token-0123456789"}))
+            for _ in range(3)
+        ]
+        assert [r.status_code for r in wrong] == [403, 403, 429]
+        assert wrong[0].headers["RateLimit-Policy"] == '"admin";q=2;w=60'
+        assert wrong[2].json()["code"] == "rate_limited" and int(wrong[2].headers["Retry-After"]) >= 1
+        # Out of tokens to try, the address waits, even with the right one; a customer's bad key still
+        # meets the customers' budget, not the operators'.
+        assert (await http.get("/api/v1/admin/accounts", headers={"X-Admin-Token": token})).status_code == 429
+        again = await http.get("/api/v1/account", headers={"X-API-Key": generate_key(KeyType.live)})
+        assert again.headers["RateLimit"].startswith('"auth";r=0;')
+    async with asgi_client(app, client_ip="198.51.100.71") as elsewhere:
+        assert (await elsewhere.get("/api/v1/admin/accounts", headers={"X-Admin-Token": token})).status_code == 200
+    await app.state.database.dispose()
+
+
 @pytest.mark.parametrize("store", ["memory", "redis"])
 async def test_both_stores_count_windows_alike(store: str) -> None:
     """The in-process and the Redis counters: hits, a guard that stops counting, looks, resets."""

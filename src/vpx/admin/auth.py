@@ -38,8 +38,9 @@ async def require_admin(
     ] = None,
 ) -> str:
     """The name of the operator token the request carries ("admin" for VPX_ADMIN_TOKEN), compared in
-    constant time. Failed attempts count against the client address's failed-key budget (D7), so a
-    token cannot be guessed at speed."""
+    constant time. Failed attempts count against the client address's failed-token budget, apart from
+    customers' failed keys (D7), so a token cannot be guessed at speed and customers' bad keys from an
+    address the operator shares never lock the operator out."""
     state = request.app.state
     address = (
         network.client_address(
@@ -49,11 +50,11 @@ async def require_admin(
         )
         or "unknown"
     )
-    exhausted = await state.rate_limits.failures_exhausted(address)
+    exhausted = await state.rate_limits.admin_failures_exhausted(address)
     if exhausted is not None:
         request.state.response_headers.update(exhausted.headers)
         raise RateLimited(
-            "Too many failed attempts from this address; retry later.",
+            "Too many failed operator tokens from this address; retry later.",
             headers={"Retry-After": str(exhausted.retry_after)},
         )
     tokens = state.settings.named_admin_tokens()
@@ -71,7 +72,7 @@ async def require_admin(
         if matched is None:
             refusal = AdminForbidden("The admin token is not this server's.")
     if refusal is not None:
-        verdict = await state.rate_limits.record_failure(address)
+        verdict = await state.rate_limits.record_admin_failure(address)
         request.state.response_headers.update(verdict.headers)
         raise refusal
     assert matched is not None

@@ -163,12 +163,16 @@ class RedisWindows:
 
 
 class RateLimits:
-    """Fixed windows per key (policy "default") and per client address for failed keys ("auth")."""
+    """Fixed windows per key (policy "default"), and per client address for failed keys ("auth") and,
+    apart, for failed operator tokens ("admin")."""
 
     def __init__(self, settings: Settings) -> None:
         self.windows: Windows = RedisWindows(settings.redis_url) if settings.redis_url else MemoryWindows()
         self.per_key = parse(settings.rate_limit)
         self.auth_failures = parse(settings.auth_failure_rate_limit)
+        # A budget of its own: customers' bad keys from an address the operator shares (an office's
+        # NAT) must not lock the operator out, nor the operator's typos a customer.
+        self.admin_failures = parse(settings.admin_failure_rate_limit)
 
     async def close(self) -> None:
         """Closes the store's connections: the server's shutdown calls it."""
@@ -202,6 +206,16 @@ class RateLimits:
 
     async def record_failure(self, address: str) -> Verdict:
         return await self.spend(self.auth_failures, "auth", address, policy="auth")
+
+    async def admin_failures_exhausted(self, address: str) -> Verdict | None:
+        """A refusing verdict when this address has used up its failed operator tokens, else None."""
+        seen = await self.windows.look(_key(self.admin_failures, "admin", address))
+        if seen.count < self.admin_failures.amount:
+            return None
+        return _verdict("admin", self.admin_failures, False, seen.count, seen.reset_in)
+
+    async def record_admin_failure(self, address: str) -> Verdict:
+        return await self.spend(self.admin_failures, "admin", address, policy="admin")
 
     async def spend(self, item: RateLimitItem, namespace: str, identifier: str, *, policy: str) -> Verdict:
         """One hit of a budget (sign-in attempts, failed keys…); the verdict says whether it fitted."""
