@@ -227,3 +227,74 @@ async def test_idempotent_creation_makes_one_key(client: httpx.AsyncClient, fact
     assert (await client.get("/api/v1/keys", headers=account.headers("full"))).json()["active_keys"] == 4
     other_body = await create(client, headers, name="another")
     assert other_body.status_code == 422 and other_body.json()["code"] == "idempotency_mismatch"
+
+
+async def test_the_list_pages_with_limit_and_cursor(
+    client: httpx.AsyncClient, factory: Factory, clock: FixedClock
+) -> None:
+    account = await factory.account(key_types=("full",))
+    headers = account.headers("full")
+    for minute in range(1, 7):  # six more keys, some at the same instant, three of them revoked
+        clock.set(START + timedelta(minutes=minute // 2))
+        made = (await create(client, headers, name=f"k{minute}")).json()
+        if minute % 2:
+            await client.delete(f"/api/v1/keys/{made['id']}", headers=headers)
+    whole = (await client.get("/api/v1/keys", headers=headers)).json()
+    assert whole["limit"] == 100 and whole["next_cursor"] is None and len(whole["keys"]) == 7
+    assert whole["active_keys"] == 4 and whole["max_active_keys"] == 5 and whole["max_keys"] == 100
+    for status, expected in (
+        (None, whole["keys"]),
+        ("revoked", [k for k in whole["keys"] if k["status"] == "revoked"]),
+    ):
+        pages, cursor = [], None
+        while True:
+            params = {"limit": 2, **({"cursor": cursor} if cursor else {}), **({"status": status} if status else {})}
+            page = (await client.get("/api/v1/keys", params=params, headers=headers)).json()
+            assert page["limit"] == 2 and len(page["keys"]) <= 2
+            pages.append([k["id"] for k in page["keys"]])
+            cursor = page["next_cursor"]
+            if cursor is None:
+                break
+        assert [key for page in pages for key in page] == [k["id"] for k in expected], status
+        assert all(pages)  # no empty page before the end
+    for bad in ({"cursor": "not-a-cursor"}, {"cursor": "bGVkZ2VyOjU"}, {"limit": 0}, {"limit": 101}):
+        refused = await client.get("/api/v1/keys", params=bad, headers=headers)
+        assert refused.status_code == 422 and refused.json()["code"] == "invalid_parameters", bad
+
+
+async def test_an_account_keeps_at_most_max_keys_forgetting_the_longest_revoked(
+    client: httpx.AsyncClient, factory: Factory, clock: FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vpx.auth import service as key_service
+
+    monkeypatch.setattr(key_service, "MAX_KEYS_PER_ACCOUNT", 6)
+    account = await factory.account(key_types=("full",))
+    headers = account.headers("full")
+    revoked = []
+    for minute in range(1, 8):  # seven keys made and revoked, one a minute
+        clock.set(START + timedelta(minutes=minute))
+        made = (await create(client, headers)).json()
+        await client.delete(f"/api/v1/keys/{made['id']}", headers=headers)
+        revoked.append(made["id"])
+    listed = (await client.get("/api/v1/keys", headers=headers)).json()
+    assert len(listed["keys"]) == 6 and listed["max_keys"] == 6
+    # The two revoked longest ago made room; the rest, and the account's working key, stay.
+    assert {k["id"] for k in listed["keys"] if k["status"] == "revoked"} == set(revoked[2:])
+    assert (await client.get(f"/api/v1/keys/{revoked[0]}", headers=headers)).status_code == 404
+    assert (await client.get("/api/v1/account", headers=headers)).status_code == 200
+    async with factory.database.read_sessions() as session:
+        assert len(list(await session.scalars(select(ApiKey).where(ApiKey.account_id == account.id)))) == 6
+
+
+async def test_an_account_of_active_keys_only_is_refused_past_max_keys(
+    client: httpx.AsyncClient, factory: Factory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vpx.auth import service as key_service
+
+    monkeypatch.setattr(key_service, "MAX_KEYS_PER_ACCOUNT", 4)
+    factory.app.state.settings = factory.app.state.settings.model_copy(update={"max_active_keys": 10})
+    account = await factory.account()  # ro, live, full
+    assert (await create(client, account.headers("full"))).status_code == 201
+    refused = await create(client, account.headers("full"))
+    assert refused.status_code == 409 and refused.json()["code"] == "key_limit_reached"
+    assert "4 keys" in refused.json()["detail"]

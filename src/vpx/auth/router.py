@@ -51,15 +51,31 @@ async def list_keys(
     status: Annotated[
         Literal["active", "revoked"] | None, Query(description="Only active or only revoked keys; default both.")
     ] = None,
+    limit: Annotated[
+        int,
+        Query(ge=1, le=key_service.MAX_KEYS_PER_ACCOUNT, description="Page size, 1–100; the default holds every key."),
+    ] = key_service.MAX_KEYS_PER_ACCOUNT,
+    cursor: Annotated[str | None, Query(max_length=200, description="From a previous page.")] = None,
 ) -> KeyList:
     """The account's keys, active first, newest first; secrets are never shown again."""
-    keys = await key_service.list_keys(session, account_id=caller.account_id, include_revoked=status != "active")
-    if status == "revoked":
-        keys = [k for k in keys if k.revoked_at is not None]
+    after = key_service.KeyPosition.from_cursor(cursor) if cursor else None
+    keys = await key_service.list_keys(
+        session,
+        account_id=caller.account_id,
+        include_revoked=status != "active",
+        only_revoked=status == "revoked",
+        after=after,
+        limit=limit + 1,
+    )
+    more = len(keys) > limit
+    keys = keys[:limit]
     return KeyList(
         keys=[key_view(k, now) for k in keys],
         active_keys=await account_service.count_active_keys(session, account_id=caller.account_id),
         max_active_keys=settings.max_active_keys,
+        max_keys=key_service.MAX_KEYS_PER_ACCOUNT,
+        limit=limit,
+        next_cursor=key_service.KeyPosition.of(keys[-1]).cursor() if more and keys else None,
     )
 
 

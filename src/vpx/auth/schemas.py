@@ -95,6 +95,12 @@ class KeyList(BaseModel):
     keys: list[KeyView]
     active_keys: int
     max_active_keys: int = Field(description="At most this many keys may be active at once (D5).")
+    max_keys: int = Field(
+        description="Keys the account keeps, active and revoked: a new key past it forgets the keys revoked "
+        "longest ago."
+    )
+    limit: int
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end.")
 
 
 class KeyCreate(BaseModel):

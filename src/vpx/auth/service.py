@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.accounts import service as account_service
@@ -19,6 +21,11 @@ from vpx.db import Database, DriverStatement, driver_datetime
 from vpx.errors import Conflict, InvalidParameters, KeyLimitReached, NotFound
 from vpx.ids import new_id
 from vpx.models import Account, ApiKey
+
+# Keys an account keeps, active and revoked (as webhooks have their cap): a new key past it makes room
+# by forgetting the keys revoked longest ago, so rotating never stops; only an account whose keys are
+# all active (VPX_MAX_ACTIVE_KEYS raised that high) is refused.
+MAX_KEYS_PER_ACCOUNT = 100
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,7 @@ async def create_key(
     active = await account_service.count_active_keys(session, account_id=account_id)
     if active >= settings.max_active_keys:
         raise KeyLimitReached(f"The account already has {active} active keys, the most allowed; revoke one first.")
+    await _make_room(session, account_id=account_id)
     secret = generate_key(key_type)
     key = ApiKey(
         id=new_id("key"),
@@ -75,6 +83,30 @@ async def create_key(
     session.add(key)
     await session.flush()
     return key, secret
+
+
+async def _make_room(session: AsyncSession, *, account_id: str) -> None:
+    """Forgets the account's longest-revoked keys so that one more fits under MAX_KEYS_PER_ACCOUNT
+    (the account row is locked by the caller); 409 when the keys are all active."""
+    kept = int(
+        await session.scalar(select(func.count()).select_from(ApiKey).where(ApiKey.account_id == account_id)) or 0
+    )
+    excess = kept - MAX_KEYS_PER_ACCOUNT + 1
+    if excess <= 0:
+        return
+    oldest = list(
+        await session.scalars(
+            select(ApiKey.id)
+            .where(ApiKey.account_id == account_id, ApiKey.revoked_at.is_not(None))
+            .order_by(ApiKey.revoked_at, ApiKey.created_at, ApiKey.id)
+            .limit(excess)
+        )
+    )
+    if len(oldest) < excess:
+        raise KeyLimitReached(
+            f"The account already has {kept} keys, the most kept ({MAX_KEYS_PER_ACCOUNT} keys); revoke one first."
+        )
+    await session.execute(delete(ApiKey).where(ApiKey.id.in_(oldest)).execution_options(synchronize_session=False))
 
 
 # Every request runs it: on the driver itself (vpx.db.DriverStatement).
@@ -140,13 +172,77 @@ def key_view(key: ApiKey) -> dict[str, Any]:
     }
 
 
-async def list_keys(session: AsyncSession, *, account_id: str, include_revoked: bool = True) -> list[ApiKey]:
-    """The account's keys, active ones first, newest first within each group."""
+async def list_keys(
+    session: AsyncSession,
+    *,
+    account_id: str,
+    include_revoked: bool = True,
+    only_revoked: bool = False,
+    after: KeyPosition | None = None,
+    limit: int | None = None,
+) -> list[ApiKey]:
+    """The account's keys, active ones first, newest first within each group; with ``after``, those
+    that follow that position in this order."""
     query = select(ApiKey).where(ApiKey.account_id == account_id)
     if not include_revoked:
         query = query.where(ApiKey.revoked_at.is_(None))
+    if only_revoked:
+        query = query.where(ApiKey.revoked_at.is_not(None))
+    if after is not None:
+        query = query.where(after.before_the_rest())
     query = query.order_by(ApiKey.revoked_at.is_not(None), ApiKey.created_at.desc(), ApiKey.id)
+    if limit is not None:
+        query = query.limit(limit)
     return list((await session.scalars(query)).all())
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+@dataclass(frozen=True)
+class KeyPosition:
+    """A key's place in the list's order (active first, then newest first, then id), for paging."""
+
+    revoked: bool
+    created_at: datetime
+    key_id: str
+
+    @classmethod
+    def of(cls, key: ApiKey) -> KeyPosition:
+        return cls(key.revoked_at is not None, key.created_at, key.id)
+
+    def before_the_rest(self) -> ColumnElement[bool]:
+        """The condition on keys that come after this position."""
+        later_in_group = or_(
+            ApiKey.created_at < self.created_at, and_(ApiKey.created_at == self.created_at, ApiKey.id > self.key_id)
+        )
+        if self.revoked:
+            return and_(ApiKey.revoked_at.is_not(None), later_in_group)
+        return or_(ApiKey.revoked_at.is_not(None), and_(ApiKey.revoked_at.is_(None), later_in_group))
+
+    def cursor(self) -> str:
+        micros = (self.created_at - _EPOCH) // timedelta(microseconds=1)
+        text = f"keys:{int(self.revoked)}.{micros}.{self.key_id}"
+        return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+    @classmethod
+    def from_cursor(cls, cursor: str) -> KeyPosition:
+        """The position a cursor of this list holds; a 422 for anything else (as vpx.cursors)."""
+        try:
+            text = base64.urlsafe_b64decode((cursor + "=" * (-len(cursor) % 4)).encode()).decode()
+            kind, _, rest = text.partition(":")
+            revoked, micros, key_id = rest.split(".", 2)
+            if (
+                kind == "keys"
+                and revoked in ("0", "1")
+                and micros.isdigit()
+                and len(micros) < 19
+                and KEY_ID.match(key_id)
+            ):
+                return cls(revoked == "1", _EPOCH + timedelta(microseconds=int(micros)), key_id)
+        except (binascii.Error, UnicodeDecodeError, ValueError, OverflowError):
+            pass
+        raise InvalidParameters.field("cursor", "is not a cursor returned by this endpoint")
 
 
 async def update_key(
