@@ -15,6 +15,7 @@ from fastapi.openapi.utils import get_openapi
 from vpx import __version__
 from vpx.accounts.router import router as account_router
 from vpx.admin.router import router as admin_accounts_router
+from vpx.apidocs import install_api_docs
 from vpx.auth import network
 from vpx.auth.ratelimit import RateLimits
 from vpx.auth.router import router as key_router
@@ -121,7 +122,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         version=__version__,
         description=DESCRIPTION,
         openapi_url="/api/v1/openapi.json",
-        docs_url="/docs",
+        # /docs is Swagger UI served from the package under a strict policy (vpx.apidocs); no ReDoc.
+        docs_url=None,
         redoc_url=None,
         lifespan=lifespan,
     )
@@ -175,6 +177,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(visitor_router)
     app.include_router(visitor_collect_router)
     install_dashboard(app)
+    install_api_docs(app)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     return app
 
