@@ -7,7 +7,11 @@ before the response is sent, and rolls back on an error. Services only flush.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+import os
 import re
+import stat
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from datetime import UTC, datetime
@@ -93,7 +97,7 @@ class Database:
         self.dialect = make_url(self.url).get_backend_name()
         pool = pool and settings.pool_size > 0  # pool_size 0: a connection per session (NullPool)
         if self.dialect == "sqlite":
-            _ensure_sqlite_dir(settings)
+            prepare_sqlite_file(settings)
             self.read_engine = _sqlite_engine(settings, immediate=None, pool=pool)
             self.write_engine = _sqlite_engine(settings, immediate=True, pool=pool)
         else:
@@ -150,10 +154,34 @@ class Database:
             await self.read_engine.dispose()
 
 
-def _ensure_sqlite_dir(settings: Settings) -> None:
+_warned_readable: set[Path] = set()
+
+
+def prepare_sqlite_file(settings: Settings) -> None:
+    """Makes a missing SQLite database private before SQLite opens it: each directory made on the way
+    0700, the file itself (empty, which SQLite takes for a new database) 0600. SQLite gives the
+    -wal, -shm and -journal files the database file's mode, so they are private as well (as the
+    secret key file is, vpx.secrets). An existing file or directory keeps its mode; a database file
+    that other users can read is reported, once."""
     path = settings.sqlite_path()
-    if path is not None:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if path is None:
+        return
+    missing = [parent for parent in [path.parent, *path.parent.parents] if not parent.exists()]
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):  # made meanwhile by another process
+            directory.mkdir(mode=0o700)
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        mode = stat.S_IMODE(path.stat().st_mode)
+        if mode & 0o077 and path not in _warned_readable:
+            _warned_readable.add(path)
+            logging.getLogger("vpx").warning(
+                "the database file %s can be read by other users of this machine (mode %s): "
+                "chmod 600 it and its -wal and -shm files, and 700 its directory",
+                path,
+                oct(mode),
+            )
 
 
 def _sqlite_engine(settings: Settings, *, immediate: bool | None, pool: bool) -> AsyncEngine:

@@ -26,9 +26,9 @@ def alembic_config(settings: Settings) -> Config:
 def upgrade(settings: Settings, revision: str = "heads") -> None:
     """Bring the database to the newest schema (every branch head)."""
     if settings.is_sqlite:
-        path = settings.sqlite_path()
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
+        from vpx.db import prepare_sqlite_file
+
+        prepare_sqlite_file(settings)  # the directory 0700, the file 0600, before SQLite makes them
     command.upgrade(alembic_config(settings), revision)
 
 
