@@ -163,6 +163,10 @@ class Settings(BaseSettings):
     visitor_site_rate_limit: str = "6000/minute"
     visitor_address_rate_limit: str = "120/minute"
 
+    # The operator's own search vocabulary, added to the built-in one: a file of synonym rules
+    # (docs/search.md). A bad line stops the service at start, naming the file and line.
+    search_synonyms: Path | None = None
+
     log_level: str = "INFO"
     log_json: bool = True
     sqlite_busy_timeout_ms: int = 30_000
@@ -244,6 +248,19 @@ class Settings(BaseSettings):
         if parts is None or parts.scheme not in ("redis", "rediss", "unix"):
             raise ValueError("must be a redis://, rediss:// or unix:// URL such as redis://127.0.0.1:6379/0")
         return value.strip()
+
+    @field_validator("search_synonyms")
+    @classmethod
+    def _check_search_synonyms(cls, value: Path | None) -> Path | None:
+        if value is None or not str(value).strip():
+            return None
+        from vpx.contacts.search.vocabulary import VocabularyError, load
+
+        try:
+            load(value)
+        except VocabularyError as exc:
+            raise ValueError(str(exc)) from None
+        return value
 
     def named_admin_tokens(self) -> dict[str, str]:
         """Operator tokens by name (VPX_ADMIN_TOKEN is "admin")."""

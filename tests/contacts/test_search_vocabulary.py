@@ -4,6 +4,7 @@ lists (NUCC, NAICS, CSLB), and people's words for a trade finding that trade thr
 from __future__ import annotations
 
 import csv
+import os
 import io
 from pathlib import Path
 from typing import Any
@@ -280,3 +281,30 @@ async def test_a_business_named_with_the_word_comes_first(client: httpx.AsyncCli
     # A family name is not read as another word: "Wells" finds the business named so, not wells.
     wells = (await client.get("/api/v1/contacts/search", params={"q": "wells"}, headers=headers)).json()
     assert [c["business_name"] for c in wells["contacts"]] == ["Wells Dental Care"]
+
+
+def test_a_bad_operator_vocabulary_stops_the_service_at_start_naming_the_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """VPX_SEARCH_SYNONYMS is read with the settings: one line naming the file and the line, no
+    traceback, before anything serves."""
+    from vpx.config import InvalidSettings, get_settings
+
+    rules = tmp_path / "synonyms.txt"
+    rules.write_text("tinsmith, sheet metal\n# a comment\nbroken line without a comma\n", encoding="utf-8")
+    for name in [n for n in os.environ if n.startswith("VPX_")]:
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("VPX_SEARCH_SYNONYMS", str(rules))
+    get_settings.cache_clear()
+    try:
+        with pytest.raises(InvalidSettings) as raised:
+            get_settings()
+        assert str(raised.value) == (
+            f"VPX_SEARCH_SYNONYMS: {rules}, line 3: a rule without '=>' names at least two terms, "
+            "separated by commas"
+        )
+        rules.write_text("tinsmith, sheet metal\n", encoding="utf-8")
+        get_settings.cache_clear()
+        assert get_settings().search_synonyms == rules
+    finally:
+        get_settings.cache_clear()
