@@ -4,8 +4,8 @@ lists (NUCC, NAICS, CSLB), and people's words for a trade finding that trade thr
 from __future__ import annotations
 
 import csv
-import os
 import io
+import os
 from pathlib import Path
 from typing import Any
 
@@ -300,8 +300,7 @@ def test_a_bad_operator_vocabulary_stops_the_service_at_start_naming_the_line(
         with pytest.raises(InvalidSettings) as raised:
             get_settings()
         assert str(raised.value) == (
-            f"VPX_SEARCH_SYNONYMS: {rules}, line 3: a rule without '=>' names at least two terms, "
-            "separated by commas"
+            f"VPX_SEARCH_SYNONYMS: {rules}, line 3: a rule without '=>' names at least two terms, separated by commas"
         )
         rules.write_text("tinsmith, sheet metal\n", encoding="utf-8")
         get_settings.cache_clear()
