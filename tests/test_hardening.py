@@ -292,6 +292,7 @@ PUBLIC_BODY_ROUTES = [
     "/dashboard/signup",
     "/dashboard/forgot",
     "/dashboard/reset",
+    "/dashboard/confirm",
 ]
 
 
