@@ -75,11 +75,16 @@ MAX_DIGITS = 1_000
 MAX_SECONDS = 0.5
 MAX_RANGE = MAX_STEPS
 # Nodes of a parsed template (compiling it holds the interpreter for a time that grows with them).
-MAX_PARTS = 1_000
+MAX_PARTS = 500
 # Checking a sequence's templates (up to 20 steps of two each) together: at most this long.
 MAX_CHECK_SECONDS = 5.0
-# Threads that render templates, per process.
-RENDER_THREADS = 2
+# Threads that render templates, per process: one, so that renders take turns with the event loop
+# only (two busy threads would make its waits for the interpreter longer).
+RENDER_THREADS = 1
+# A render gives the interpreter back to the event loop this often (seconds of its own work), so
+# that the loop never waits for it longer than that.
+YIELD_EVERY = 0.002
+YIELD_FOR = 0.0002
 
 # What a one-line template (a subject) must not render: what the email's headers refuse.
 LINE_BREAKS = ("\r", "\n", "\x00", "\x85", "\u2028", "\u2029")
@@ -125,8 +130,10 @@ class _Budget:
 
     def restart(self) -> None:
         """The render's time starts again (after compiling), within the overall deadline."""
-        ends = time.monotonic() + self.seconds
+        now = time.monotonic()
+        ends = now + self.seconds
         self.deadline = min(ends, self.overall) if self.overall is not None else ends
+        self.yield_at = now + YIELD_EVERY
 
     def spend(self, steps: int = 1) -> None:
         self.steps += steps
@@ -135,8 +142,14 @@ class _Budget:
                 f"the template takes more than {MAX_STEPS:,} steps to render (loop rounds, filters, calls and "
                 f"operators; building a value costs a step per {STEP_CHARACTERS:,} characters)"
             )
-        if time.monotonic() > self.deadline:
+        now = time.monotonic()
+        if now > self.deadline:
             raise _OverBudget(f"the template takes more than {MAX_SECONDS:g} s to render")
+        if now > self.yield_at:
+            # The interpreter is handed over only when another thread has waited for it 5 ms;
+            # sleeping a moment hands it to the event loop at once.
+            time.sleep(YIELD_FOR)
+            self.yield_at = time.monotonic() + YIELD_EVERY
 
 
 _local = threading.local()
