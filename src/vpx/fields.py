@@ -67,12 +67,14 @@ Timestamp = Annotated[datetime, BeforeValidator(_timestamp)]
 
 # Free text (names, descriptions, notes, titles, templates, search words) never carries C0 control
 # characters (U+0000-U+001F) or DEL (U+007F): they cannot be shown, PostgreSQL refuses NUL in text,
-# and a newline in a name or an email subject is an injection. Multi-line fields (email bodies, notes,
-# postal addresses) keep newline and tab. The raw value is checked, before any trimming of spaces,
-# so the pattern in the OpenAPI document is exactly the rule applied.
-CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f]")
+# and a newline in a name or an email subject is an injection. Single-line text also refuses the line
+# breaks beyond ASCII: U+0085 (next line), U+2028 and U+2029 (line and paragraph separators) end a
+# line for email headers and many readers, as a newline does. Multi-line fields (email bodies, notes,
+# postal addresses) keep newline, tab and those. The raw value is checked, before any trimming of
+# spaces, so the pattern in the OpenAPI document is exactly the rule applied.
+CONTROL_CHARACTERS = re.compile("[\x00-\x1f\x7f\x85\u2028\u2029]")
 CONTROL_CHARACTERS_BUT_LINES = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
-SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001F\\u007F]*$"
+SINGLE_LINE_PATTERN = "^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$"
 MULTI_LINE_PATTERN = "^[^\\u0000-\\u0008\\u000B-\\u001F\\u007F]*$"
 SINGLE_LINE_MESSAGE = "must not contain control characters"
 MULTI_LINE_MESSAGE = "must not contain control characters other than newline and tab"
