@@ -148,7 +148,9 @@ async def test_mailbox_passwords_are_sealed_and_never_shown(
     assert verified.status_code == 200 and verified.json() == {"smtp": "ok", "imap": "not_configured"}
     smtp_sink.password = "changed"
     refused = await client.post(f"/api/v1/mailboxes/{mailbox_id}/verify", headers=account.headers("full"))
-    assert refused.status_code == 422 and "credentials invalid" in refused.json()["detail"]
+    assert refused.status_code == 422 and refused.json()["errors"] == [
+        {"field": "smtp", "message": "authentication failed"}
+    ]
     assert "s3cret" not in refused.text
     listed = await client.get("/api/v1/mailboxes", headers=account.headers("full"))
     assert [m["id"] for m in listed.json()["mailboxes"]] == [mailbox_id]

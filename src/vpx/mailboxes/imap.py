@@ -71,13 +71,30 @@ class Fetched:
     raw: bytes  # the message, its first MAX_MESSAGE_BYTES when longer
 
 
+# What went wrong, in words of our own: what the account is shown. A server's own answer may be
+# anything a host on that port says, so it stays in ``reason`` (for the logs). "host" is the address
+# guard's refusal, whose reason is ours and is shown as it is.
+FAILURES = {
+    "auth": "authentication failed",
+    "tls": "TLS failed",
+    "connect": "could not connect",
+    "protocol": "not an IMAP server",
+}
+
+
 class ImapError(Exception):
     """The mailbox could not be read: ``reason`` is the server's answer or the connection's failure,
-    never the password."""
+    never the password; ``kind`` what went wrong (a key of FAILURES, or "host"), ``said`` that in
+    words of our own."""
 
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: str, *, kind: str = "protocol") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind
+
+    @property
+    def said(self) -> str:
+        return self.reason if self.kind == "host" else FAILURES[self.kind]
 
 
 def verify(account: ImapAccount) -> None:
@@ -178,7 +195,7 @@ def _session(account: ImapAccount) -> Iterator[Any]:
         if account.security == "starttls":
             step = "STARTTLS"
             if not client.has_capability("STARTTLS"):
-                raise ImapError("the server does not offer STARTTLS")
+                raise ImapError("the server does not offer STARTTLS", kind="tls")
             client.starttls(context)
         step = "login"
         if account.username.isascii() and account.password.isascii():
@@ -197,18 +214,19 @@ def _session(account: ImapAccount) -> Iterator[Any]:
 
 def _failure(account: ImapAccount, step: str, exc: imaplib.IMAP4.error | OSError) -> ImapError:
     if isinstance(exc, ssl.SSLCertVerificationError):
-        reason = f"the server's certificate does not verify: {exc.verify_message or exc}"
+        reason, kind = f"the server's certificate does not verify: {exc.verify_message or exc}", "tls"
     elif isinstance(exc, TimeoutError):
-        reason = f"timed out ({step}) after {account.timeout:g} s"
+        reason, kind = f"timed out ({step}) after {account.timeout:g} s", "connect"
     elif isinstance(exc, ssl.SSLError):
-        reason = f"TLS failed ({step}): {exc.reason or exc}"
+        reason, kind = f"TLS failed ({step}): {exc.reason or exc}", "tls"
     elif isinstance(exc, OSError):
-        reason = f"{step} failed: {exc.strerror or exc or type(exc).__name__}"
+        reason, kind = f"{step} failed: {exc.strerror or exc or type(exc).__name__}", "connect"
     else:
         reason = f"{step} refused: {_PYTHON_BYTES.sub(lambda m: m.group(2), str(exc))}"
+        kind = {"login": "auth", "STARTTLS": "tls"}.get(step, "protocol")
     if account.password:
         reason = reason.replace(account.password, "***")
-    return ImapError(reason[:REASON_CHARS])
+    return ImapError(reason[:REASON_CHARS], kind=kind)
 
 
 def _close(client: Any) -> None:
@@ -236,16 +254,16 @@ def _checked_addresses(account: ImapAccount) -> list[IPAddress]:
         try:
             infos = socket.getaddrinfo(host, account.port, type=socket.SOCK_STREAM)
         except (OSError, UnicodeError) as exc:
-            raise ImapError(f"host {host} does not resolve ({exc})") from None
+            raise ImapError(f"host {host} does not resolve ({exc})", kind="connect") from None
         found = list(dict.fromkeys(str(info[4][0]) for info in infos))
     addresses: list[IPAddress] = []
     for text in found:
         address, why = checked_address(host, text, allow_private=account.allow_private)
         if address is None:
-            raise ImapError(f"refused: {why}")
+            raise ImapError(f"refused: {why}", kind="host")
         addresses.append(address)
     if not addresses:
-        raise ImapError(f"host {host} does not resolve")
+        raise ImapError(f"host {host} does not resolve", kind="connect")
     return addresses
 
 
@@ -274,7 +292,7 @@ class _CheckedIMAP4(imaplib.IMAP4):
             except BaseException:
                 sock.close()
                 raise
-        raise ImapError(f"could not connect to {self.host}:{self.port} ({'; '.join(failures)})")
+        raise ImapError(f"could not connect to {self.host}:{self.port} ({'; '.join(failures)})", kind="connect")
 
 
 class _GuardedClient(IMAPClient):  # type: ignore[misc]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
@@ -23,6 +24,7 @@ from vpx.models import Mailbox, Sequence, SequenceMessage
 from vpx.secrets import SecretBox
 from vpx.webhooks.addresses import Resolver, checked_address
 
+log = logging.getLogger("vpx.mailboxes")
 IMAP_PORTS = {"tls": 993, "starttls": 143, "none": 143}
 
 
@@ -236,21 +238,25 @@ async def verify(
     mailbox: Mailbox, *, box: SecretBox, settings: Settings, resolver: Resolver | None = None
 ) -> dict[str, str]:
     """Logs in to SMTP, and to IMAP when set: {"smtp": "ok", "imap": "ok" | "not_configured"}, or a
-    422 with the server's own reason."""
+    422 saying what went wrong in a few fixed words ("authentication failed", "could not connect",
+    "TLS failed", "not an SMTP server"…): never the remote server's own, which for a host that is no
+    mail server could be anything it says on that port. The server's answer goes to the log."""
     try:
         if resolver is None:
             await smtp_verify(smtp_account(mailbox, box, settings))
         else:
             await smtp_verify(smtp_account(mailbox, box, settings), resolver=resolver)
     except SmtpError as exc:
-        raise InvalidParameters.field("smtp", f"the SMTP server refused: {exc.reason}") from None
+        log.info("mailbox check failed", extra={"mailbox_id": mailbox.id, "step": "smtp", "reason": exc.reason})
+        raise InvalidParameters.field("smtp", exc.said) from None
     account = imap_account(mailbox, box, settings)
     if account is None:
         return {"smtp": "ok", "imap": "not_configured"}
     try:
         await asyncio.to_thread(imap_verify, account)
     except ImapError as exc:
-        raise InvalidParameters.field("imap", f"the IMAP server refused: {exc.reason}") from None
+        log.info("mailbox check failed", extra={"mailbox_id": mailbox.id, "step": "imap", "reason": exc.reason})
+        raise InvalidParameters.field("imap", exc.said) from None
     return {"smtp": "ok", "imap": "ok"}
 
 

@@ -63,13 +63,34 @@ class SmtpAccount:
             raise ValueError(f"security must be one of {', '.join(SECURITIES)}")
 
 
-class SmtpError(Exception):
-    """The mailbox cannot send at all: ``reason`` is the server's answer or ours, never the password."""
+# What went wrong, in words of our own: what the account is shown (a mailbox's check, its pause
+# reason). A server's own answer may be anything a host on that port says (a banner, a page), so it
+# is kept for the logs and the message's last answer only. "host" is the address guard's refusal,
+# whose reason is ours and is shown as it is.
+FAILURES = {
+    "auth": "authentication failed",
+    "tls": "TLS failed",
+    "connect": "could not connect",
+    "protocol": "not an SMTP server",
+    "refused": "the server refused the connection",
+    "unavailable": "the server is unavailable, try again later",
+    "sender": "the server refused the sender",
+}
 
-    def __init__(self, reason: str, code: int | None = None) -> None:
+
+class SmtpError(Exception):
+    """The mailbox cannot send at all: ``reason`` is the server's answer or ours, never the password;
+    ``kind`` what went wrong (a key of FAILURES, or "host"), ``said`` that in words of our own."""
+
+    def __init__(self, reason: str, code: int | None = None, *, kind: str = "refused") -> None:
         super().__init__(reason)
         self.reason = reason
         self.code = code
+        self.kind = kind
+
+    @property
+    def said(self) -> str:
+        return self.reason if self.kind == "host" else FAILURES[self.kind]
 
 
 @dataclass(frozen=True)
@@ -89,7 +110,7 @@ async def verify(account: SmtpAccount, *, resolver: Resolver = system_resolver) 
         try:
             await session._open()
         except _Deferred as exc:
-            raise SmtpError(exc.outcome.reply, exc.outcome.code) from None
+            raise SmtpError(exc.outcome.reply, exc.outcome.code, kind=exc.kind) from None
 
 
 async def send(
@@ -189,7 +210,9 @@ class SmtpSession:
         except aiosmtplib.SMTPResponseException as exc:
             if exc.code >= 500:
                 await self._reset()
-                raise SmtpError(f"MAIL FROM <{sender}> refused: {self._trim(exc.message)}", exc.code) from None
+                raise SmtpError(
+                    f"MAIL FROM <{sender}> refused: {self._trim(exc.message)}", exc.code, kind="sender"
+                ) from None
             if exc.code == 421:
                 self._drop()
                 raise _Stale(self._deferred(exc)) from None
@@ -259,7 +282,7 @@ class SmtpSession:
             if account.security == "starttls":
                 step = "STARTTLS"
                 if not client.supports_extension("starttls"):
-                    raise SmtpError("the server does not offer STARTTLS")
+                    raise SmtpError("the server does not offer STARTTLS", kind="tls")
                 await client.starttls()
                 await client.ehlo()
             if account.username and account.password is not None:
@@ -288,7 +311,7 @@ class SmtpSession:
         for text in found:
             address, why = checked_address(host, text, allow_private=self.account.allow_private)
             if address is None:
-                raise SmtpError(f"refused: {why}")
+                raise SmtpError(f"refused: {why}", kind="host")
             addresses.append(address)
         return addresses
 
@@ -316,15 +339,18 @@ class SmtpSession:
         """What a failure while connecting, securing, greeting or logging in means: SmtpError or _Deferred."""
         cause = exc.__cause__ if isinstance(exc, aiosmtplib.SMTPConnectError) else exc
         if isinstance(cause, ssl.SSLCertVerificationError):
-            return SmtpError(f"the server's certificate does not verify: {cause.verify_message or cause}")
+            return SmtpError(f"the server's certificate does not verify: {cause.verify_message or cause}", kind="tls")
         if isinstance(exc, aiosmtplib.SMTPResponseException):
             if exc.code >= 500:
-                return SmtpError(f"{step} refused: {self._trim(exc.message)}", exc.code)
-            return _Deferred(self._deferred(exc))
+                kind = {"AUTH": "auth", "STARTTLS": "tls"}.get(step, "refused")
+                return SmtpError(f"{step} refused: {self._trim(exc.message)}", exc.code, kind=kind)
+            # A line that is no SMTP answer at all (code -1), or a temporary refusal.
+            return _Deferred(self._deferred(exc), kind="unavailable" if 400 <= exc.code < 500 else "protocol")
         if type(exc) is aiosmtplib.SMTPException or isinstance(exc, aiosmtplib.SMTPNotSupported):
             # "No suitable authentication method", "AUTH not supported": the account's settings are wrong.
-            return SmtpError(f"{step}: {self._trim(str(exc))}")
-        return _Deferred(self._deferred(exc))
+            return SmtpError(f"{step}: {self._trim(str(exc))}", kind="auth" if step == "AUTH" else "protocol")
+        tls = isinstance(cause, ssl.SSLError) or step == "STARTTLS"
+        return _Deferred(self._deferred(exc), kind="tls" if tls else "connect")
 
     def _deferred(self, exc: BaseException, *, in_doubt: bool = False) -> Outcome:
         if isinstance(exc, aiosmtplib.SMTPResponseException):
@@ -358,11 +384,12 @@ class SmtpSession:
 
 
 class _Deferred(Exception):
-    """Carries a "deferred" Outcome out of the steps of a conversation."""
+    """Carries a "deferred" Outcome out of the steps of a conversation; ``kind`` as SmtpError's."""
 
-    def __init__(self, outcome: Outcome) -> None:
+    def __init__(self, outcome: Outcome, *, kind: str = "connect") -> None:
         super().__init__(outcome.reply)
         self.outcome = outcome
+        self.kind = kind
 
 
 class _Stale(_Deferred):

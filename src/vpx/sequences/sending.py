@@ -526,7 +526,8 @@ async def send_claimed(
         if connections is not None and (dropped := connections.pop(mailbox.id, None)) is not None:
             await dropped.close()
         async with database.write_sessions() as session, session.begin():
-            await _pause_mailbox(session, item.mailbox_id, f"smtp_refused: {exc.reason}"[:200], clock.now())
+            # The account is shown what went wrong in words of our own; the server's are the message's.
+            await _pause_mailbox(session, item.mailbox_id, f"smtp_refused: {exc.said}"[:200], clock.now())
             await session.execute(
                 update(SequenceMessage)
                 .where(SequenceMessage.id == item.message_id)
