@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Path, Request, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
 
 from vpx.auth.dependencies import ManageCaller
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import AppSettings, Now
 from vpx.errors import InvalidParameters, problem_responses
+from vpx.fields import JsonInt
 from vpx.mailboxes import service
 from vpx.mailboxes.schemas import InboundAccepted, MailboxCreate, MailboxList, MailboxUpdate, MailboxView, VerifyResult
 from vpx.secrets import SecretBox
@@ -30,14 +32,15 @@ def _box(request: Request) -> SecretBox:
     "",
     status_code=201,
     response_model=MailboxView,
-    responses=problem_responses(400, 401, 403, 413, 422, 429),
+    responses=problem_responses(400, 401, 403, 409, 413, 422, 429),
     summary="Add a mailbox",
 )
 async def create(
     body: MailboxCreate, request: Request, caller: ManageCaller, session: WriteSession, settings: AppSettings, now: Now
 ) -> MailboxView:
     """The account's own mailbox to send sequences from. Passwords are sealed at rest and never shown
-    again. Loopback and private hosts are refused (D26's rule for webhooks)."""
+    again. Loopback and private hosts are refused (as webhook URLs are). An account has at most 50
+    mailboxes (paused ones count): 409 past that."""
     mailbox = await service.create_mailbox(
         session,
         account_id=caller.account_id,
@@ -50,19 +53,28 @@ async def create(
     return service.view(mailbox, {})
 
 
-@router.get("", response_model=MailboxList, responses=problem_responses(401, 403, 429), summary="List mailboxes")
-async def list_mailboxes(caller: ManageCaller, session: ReadSession, now: Now) -> MailboxList:
-    from sqlalchemy import select
+class MailboxQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
 
-    from vpx.models import Mailbox
+    limit: JsonInt = Field(
+        default=service.MAX_MAILBOXES_PER_ACCOUNT,
+        ge=1,
+        le=100,
+        description="Page size, 1–100; the default page holds every mailbox an account may have.",
+    )
+    cursor: str | None = Field(default=None, max_length=200, description="`next_cursor` of the previous page.")
 
-    rows = list(
-        await session.scalars(
-            select(Mailbox).where(Mailbox.account_id == caller.account_id).order_by(Mailbox.created_at, Mailbox.id)
-        )
+
+@router.get("", response_model=MailboxList, responses=problem_responses(401, 403, 422, 429), summary="List mailboxes")
+async def list_mailboxes(
+    params: Annotated[MailboxQuery, Query()], caller: ManageCaller, session: ReadSession, now: Now
+) -> MailboxList:
+    """The account's mailboxes, oldest first; `next_cursor` gives the next page."""
+    rows, next_cursor = await service.page_mailboxes(
+        session, account_id=caller.account_id, limit=params.limit, cursor=params.cursor
     )
     sent = await service.sent_last_day(session, [m.id for m in rows], now)
-    return MailboxList(mailboxes=[service.view(m, sent) for m in rows])
+    return MailboxList(mailboxes=[service.view(m, sent) for m in rows], limit=params.limit, next_cursor=next_cursor)
 
 
 @router.get("/{mailbox_id}", response_model=MailboxView, responses=problem_responses(401, 403, 404, 422, 429))
@@ -115,7 +127,9 @@ async def delete_mailbox(mailbox_id: MailboxId, caller: ManageCaller, session: W
 async def verify(
     mailbox_id: MailboxId, request: Request, caller: ManageCaller, session: ReadSession, settings: AppSettings
 ) -> VerifyResult:
-    """Logs in to SMTP (and IMAP when set): 200, or 422 with the server's own reason."""
+    """Logs in to SMTP (and IMAP when set): 200, or 422 saying what went wrong in a few fixed words
+    (`authentication failed`, `could not connect`, `TLS failed`, `not an SMTP server`…), never the
+    server's own."""
     mailbox = await service.get_mailbox(session, account_id=caller.account_id, mailbox_id=mailbox_id)
     result = await service.verify(
         mailbox, box=_box(request), settings=settings, resolver=request.app.state.webhook_resolver

@@ -92,6 +92,8 @@ class MailboxView(BaseModel):
 
 class MailboxList(BaseModel):
     mailboxes: list[MailboxView]
+    limit: int = Field(description="The page size asked for.")
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end.")
 
 
 class VerifyResult(BaseModel):

@@ -7,25 +7,30 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import logging
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.config import Settings
-from vpx.errors import InvalidParameters, NotFound
+from vpx.cursors import decode_keyed_cursor, encode_keyed_cursor
+from vpx.errors import Conflict, InvalidParameters, NotFound
 from vpx.ids import new_id
 from vpx.mailboxes.imap import ImapAccount, ImapError
 from vpx.mailboxes.imap import verify as imap_verify
 from vpx.mailboxes.schemas import MailboxCreate, MailboxUpdate, MailboxView
 from vpx.mailboxes.smtp import SmtpAccount, SmtpError
 from vpx.mailboxes.smtp import verify as smtp_verify
-from vpx.models import Mailbox, Sequence, SequenceMessage
+from vpx.models import Account, Mailbox, Sequence, SequenceMessage
 from vpx.secrets import SecretBox
 from vpx.webhooks.addresses import Resolver, checked_address
 
 log = logging.getLogger("vpx.mailboxes")
 IMAP_PORTS = {"tls": 993, "starttls": 143, "none": 143}
+# An account's mailboxes, at most (as its webhooks are capped); the list's default page holds them all.
+MAX_MAILBOXES_PER_ACCOUNT = 50
+MAILBOX_CURSOR = "mbx"
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 async def check_host(host: str, port: int, *, field: str, settings: Settings, resolver: Resolver) -> None:
@@ -57,6 +62,15 @@ async def create_mailbox(
     now: datetime,
 ) -> Mailbox:
     await check_host(body.smtp_host, body.smtp_port, field="smtp_host", settings=settings, resolver=resolver)
+    if session.get_bind().dialect.name == "postgresql":
+        # Two creations at once count one after the other (SQLite runs one writer at a time anyway).
+        await session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
+    count = await session.scalar(select(func.count()).select_from(Mailbox).where(Mailbox.account_id == account_id))
+    if (count or 0) >= MAX_MAILBOXES_PER_ACCOUNT:
+        raise Conflict(
+            f"An account may have at most {MAX_MAILBOXES_PER_ACCOUNT} mailboxes; delete one first "
+            "(a paused one still counts)."
+        )
     mailbox = Mailbox(
         id=new_id("mbx"),
         account_id=account_id,
@@ -163,6 +177,29 @@ async def update_mailbox(
     mailbox.updated_at = now
     await session.flush()
     return mailbox
+
+
+async def page_mailboxes(
+    session: AsyncSession, *, account_id: str, limit: int, cursor: str | None
+) -> tuple[list[Mailbox], str | None]:
+    """A page of the account's mailboxes, oldest first (ties by id), and the next page's cursor or None."""
+    statement = (
+        select(Mailbox)
+        .where(Mailbox.account_id == account_id)
+        .order_by(Mailbox.created_at, Mailbox.id)
+        .limit(limit + 1)
+    )
+    if cursor is not None:
+        micros, last_id = decode_keyed_cursor(cursor, MAILBOX_CURSOR)
+        at = EPOCH + timedelta(microseconds=micros)
+        statement = statement.where(or_(Mailbox.created_at > at, and_(Mailbox.created_at == at, Mailbox.id > last_id)))
+    rows = list(await session.scalars(statement))
+    if len(rows) <= limit:
+        return rows, None
+    last = rows[limit - 1]
+    return rows[:limit], encode_keyed_cursor(
+        MAILBOX_CURSOR, (last.created_at - EPOCH) // timedelta(microseconds=1), last.id
+    )
 
 
 async def delete_mailbox(session: AsyncSession, mailbox: Mailbox) -> None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Response
+from pydantic import BaseModel, ConfigDict, Field
 
 from vpx.auth.dependencies import ManageCaller
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import Now
 from vpx.errors import problem_responses
+from vpx.fields import JsonInt
 from vpx.sequences import service
 from vpx.sequences.schemas import (
     EnrollmentList,
@@ -33,23 +35,41 @@ Status = Literal["active", "finished", "replied", "bounced", "unsubscribed", "st
     "",
     status_code=201,
     response_model=SequenceView,
-    responses=problem_responses(400, 401, 403, 413, 422, 429),
+    responses=problem_responses(400, 401, 403, 409, 413, 422, 429),
     summary="Create a sequence",
 )
 async def create(body: SequenceCreate, caller: ManageCaller, session: WriteSession, now: Now) -> SequenceView:
     """Steps (emails with templates, manual tasks, waits between them) sent from one of the account's
-    mailboxes, within a send window. A template naming an unknown variable is a 422 here."""
+    mailboxes, within a send window. A template naming an unknown variable, failing, or going over
+    its limits (steps, characters, digits, parts, time) is a 422 here, naming the step and why. An
+    account has at most 100 sequences (paused ones count): 409 past that."""
     sequence = await service.create_sequence(session, account_id=caller.account_id, body=body, now=now)
     return await service.sequence_view(session, sequence)
 
 
-@router.get("", response_model=SequenceList, responses=problem_responses(401, 403, 429), summary="List sequences")
-async def list_sequences(caller: ManageCaller, session: ReadSession) -> SequenceList:
-    return SequenceList(
-        sequences=[
-            await service.sequence_view(session, s) for s in await service.sequences_of(session, caller.account_id)
-        ]
+class SequenceQuery(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    limit: JsonInt = Field(
+        default=service.MAX_SEQUENCES_PER_ACCOUNT,
+        ge=1,
+        le=service.MAX_SEQUENCES_PER_ACCOUNT,
+        description=f"Page size, 1–{service.MAX_SEQUENCES_PER_ACCOUNT}; the default page holds every sequence an "
+        "account may have.",
     )
+    cursor: str | None = Field(default=None, max_length=200, description="`next_cursor` of the previous page.")
+
+
+@router.get("", response_model=SequenceList, responses=problem_responses(401, 403, 422, 429), summary="List sequences")
+async def list_sequences(
+    params: Annotated[SequenceQuery, Query()], caller: ManageCaller, session: ReadSession
+) -> SequenceList:
+    """The account's sequences, oldest first; `next_cursor` gives the next page."""
+    sequences, next_cursor = await service.page_sequences(
+        session, account_id=caller.account_id, limit=params.limit, cursor=params.cursor
+    )
+    views = await service.sequence_views(session, sequences)
+    return SequenceList(sequences=views, limit=params.limit, next_cursor=next_cursor)
 
 
 @router.get("/{sequence_id}", response_model=SequenceView, responses=problem_responses(401, 403, 404, 422, 429))
@@ -69,6 +89,15 @@ async def update_sequence(
     sequence = await service.get_sequence(session, account_id=caller.account_id, sequence_id=sequence_id, lock=True)
     sequence = await service.update_sequence(session, sequence, body, now=now)
     return await service.sequence_view(session, sequence)
+
+
+@router.delete("/{sequence_id}", status_code=204, responses=problem_responses(401, 403, 404, 422, 429))
+async def delete_sequence(sequence_id: SequenceId, caller: ManageCaller, session: WriteSession) -> Response:
+    """Deletes the sequence with its versions, enrollments and the record of their messages; nothing
+    more is sent. The account's unsubscribes stay."""
+    sequence = await service.get_sequence(session, account_id=caller.account_id, sequence_id=sequence_id, lock=True)
+    await service.delete_sequence(session, sequence)
+    return Response(status_code=204)
 
 
 @router.post("/{sequence_id}/pause", response_model=SequenceView, responses=problem_responses(401, 403, 404, 422, 429))
@@ -113,11 +142,13 @@ async def enrollments(
     caller: ManageCaller,
     session: ReadSession,
     status: Annotated[Status | None, Query()] = None,
-    cursor: Annotated[str | None, Query(max_length=40)] = None,
+    cursor: Annotated[str | None, Query(max_length=40, description="`next_cursor` of the previous page.")] = None,
+    limit: Annotated[int, Query(ge=1, le=service.PAGE, description=f"Page size, 1–{service.PAGE}.")] = service.PAGE,
 ) -> EnrollmentList:
-    """The sequence's enrollments, 100 a page, each with the messages sent so far."""
+    """The sequence's enrollments, `limit` a page (100 unless asked), each with the messages sent so
+    far; `next_cursor` gives the next page."""
     sequence = await service.get_sequence(session, account_id=caller.account_id, sequence_id=sequence_id)
-    views, next_cursor = await service.list_enrollments(session, sequence, status=status, cursor=cursor)
+    views, next_cursor = await service.list_enrollments(session, sequence, status=status, cursor=cursor, limit=limit)
     return EnrollmentList(enrollments=views, next_cursor=next_cursor)
 
 

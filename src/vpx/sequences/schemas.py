@@ -109,6 +109,8 @@ class SequenceView(BaseModel):
 
 class SequenceList(BaseModel):
     sequences: list[SequenceView]
+    limit: int = Field(description="The page size asked for.")
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end.")
 
 
 class EnrollRequest(BaseModel):
@@ -156,4 +158,4 @@ class EnrollmentView(BaseModel):
 
 class EnrollmentList(BaseModel):
     enrollments: list[EnrollmentView]
-    next_cursor: str | None
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page; null at the end.")

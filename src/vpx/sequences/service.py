@@ -8,18 +8,20 @@ enrolled, never an address the suppression list (D15) or the account's own unsub
 from __future__ import annotations
 
 import secrets
-from collections import Counter
-from datetime import datetime
+from collections import Counter, defaultdict
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import false, func, select, update
+from sqlalchemy import and_, false, func, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.contacts import service as contact_service
 from vpx.contacts.normalise import name_key
-from vpx.errors import InvalidParameters, NotFound
+from vpx.cursors import decode_keyed_cursor, encode_keyed_cursor
+from vpx.errors import Conflict, InvalidParameters, NotFound
 from vpx.ids import new_id, parse_number_id, public_number_id
 from vpx.models import (
+    Account,
     AccountUnsubscribe,
     Contact,
     DecisionMaker,
@@ -45,6 +47,10 @@ from vpx.sequences.schemas import (
 from vpx.suppression import service as suppression_service
 
 PAGE = 100
+# An account's sequences, at most (as its webhooks are capped); the list's default page holds them all.
+MAX_SEQUENCES_PER_ACCOUNT = 100
+SEQUENCE_CURSOR = "seq"
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 async def check_steps(steps: list[Any]) -> list[dict[str, Any]]:
@@ -72,7 +78,17 @@ async def _mailbox(session: AsyncSession, account_id: str, mailbox_id: str) -> M
 
 
 async def create_sequence(session: AsyncSession, *, account_id: str, body: SequenceCreate, now: datetime) -> Sequence:
+    """A new sequence; a 409 once the account has MAX_SEQUENCES_PER_ACCOUNT."""
     await _mailbox(session, account_id, body.mailbox_id)
+    if session.get_bind().dialect.name == "postgresql":
+        # Two creations at once count one after the other (SQLite runs one writer at a time anyway).
+        await session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
+    count = await session.scalar(select(func.count()).select_from(Sequence).where(Sequence.account_id == account_id))
+    if (count or 0) >= MAX_SEQUENCES_PER_ACCOUNT:
+        raise Conflict(
+            f"An account may have at most {MAX_SEQUENCES_PER_ACCOUNT} sequences; delete one first "
+            "(a paused one still counts)."
+        )
     steps = await check_steps(body.steps)
     sequence = Sequence(
         id=new_id("seq"),
@@ -148,12 +164,42 @@ async def set_status(session: AsyncSession, sequence: Sequence, *, status: str, 
     return sequence
 
 
+async def delete_sequence(session: AsyncSession, sequence: Sequence) -> None:
+    """Deletes the sequence with its versions, enrollments and their messages (a message on its way
+    finishes; nothing more is sent)."""
+    await session.delete(sequence)
+    await session.flush()
+
+
 async def sequence_view(session: AsyncSession, sequence: Sequence) -> SequenceView:
-    version = await version_of(session, sequence.id, sequence.version)
+    [view] = await sequence_views(session, [sequence])
+    return view
+
+
+async def sequence_views(session: AsyncSession, sequences: list[Sequence]) -> list[SequenceView]:
+    """The sequences as shown, their current versions and enrollment counts read in one query each."""
+    if not sequences:
+        return []
+    versions = {
+        (v.sequence_id, v.version): v
+        for v in await session.scalars(
+            select(SequenceVersion).where(
+                tuple_(SequenceVersion.sequence_id, SequenceVersion.version).in_([(s.id, s.version) for s in sequences])
+            )
+        )
+    }
+    counted: dict[str, dict[str, int]] = defaultdict(dict)
     rows = await session.execute(
-        select(Enrollment.status, func.count()).where(Enrollment.sequence_id == sequence.id).group_by(Enrollment.status)
+        select(Enrollment.sequence_id, Enrollment.status, func.count())
+        .where(Enrollment.sequence_id.in_([s.id for s in sequences]))
+        .group_by(Enrollment.sequence_id, Enrollment.status)
     )
-    counts = {status: int(n) for status, n in rows}
+    for sequence_id, status, n in rows:
+        counted[sequence_id][status] = int(n)
+    return [_view(sequence, versions[(sequence.id, sequence.version)], counted[sequence.id]) for sequence in sequences]
+
+
+def _view(sequence: Sequence, version: SequenceVersion, counts: dict[str, int]) -> SequenceView:
     if sequence.status == "paused" and "active" in counts:
         counts["paused"] = counts.pop("active")
     return SequenceView(
@@ -171,11 +217,29 @@ async def sequence_view(session: AsyncSession, sequence: Sequence) -> SequenceVi
     )
 
 
-async def sequences_of(session: AsyncSession, account_id: str) -> list[Sequence]:
-    rows = await session.scalars(
-        select(Sequence).where(Sequence.account_id == account_id).order_by(Sequence.created_at, Sequence.id)
+async def page_sequences(
+    session: AsyncSession, *, account_id: str, limit: int, cursor: str | None
+) -> tuple[list[Sequence], str | None]:
+    """A page of the account's sequences, oldest first (ties by id), and the next page's cursor or None."""
+    statement = (
+        select(Sequence)
+        .where(Sequence.account_id == account_id)
+        .order_by(Sequence.created_at, Sequence.id)
+        .limit(limit + 1)
     )
-    return list(rows)
+    if cursor is not None:
+        micros, last_id = decode_keyed_cursor(cursor, SEQUENCE_CURSOR)
+        at = EPOCH + timedelta(microseconds=micros)
+        statement = statement.where(
+            or_(Sequence.created_at > at, and_(Sequence.created_at == at, Sequence.id > last_id))
+        )
+    rows = list(await session.scalars(statement))
+    if len(rows) <= limit:
+        return rows, None
+    last = rows[limit - 1]
+    return rows[:limit], encode_keyed_cursor(
+        SEQUENCE_CURSOR, (last.created_at - EPOCH) // timedelta(microseconds=1), last.id
+    )
 
 
 # --- Enrollments ---
@@ -299,16 +363,23 @@ async def list_enrollments(
         query = query.where(Enrollment.id > cursor)
     rows = list(await session.scalars(query.order_by(Enrollment.id).limit(limit + 1)))
     page = rows[:limit]
-    views = [await enrollment_view(session, e, sequence) for e in page]
+    sent: dict[str, list[SentMessage]] = defaultdict(list)
+    if page:
+        found = await session.execute(
+            select(
+                SequenceMessage.enrollment_id, SequenceMessage.message_id, SequenceMessage.step, SequenceMessage.sent_at
+            )
+            .where(SequenceMessage.enrollment_id.in_([e.id for e in page]), SequenceMessage.status == "sent")
+            .order_by(SequenceMessage.enrollment_id, SequenceMessage.step)
+        )
+        for enrollment_id, message_id, step, sent_at in found:
+            if message_id and sent_at:
+                sent[enrollment_id].append(SentMessage(message_id=message_id, step=step, sent_at=sent_at))
+    views = [_enrollment_view(e, sequence, sent[e.id]) for e in page]
     return views, (page[-1].id if len(rows) > limit else None)
 
 
-async def enrollment_view(session: AsyncSession, enrollment: Enrollment, sequence: Sequence) -> EnrollmentView:
-    sent = await session.execute(
-        select(SequenceMessage.message_id, SequenceMessage.step, SequenceMessage.sent_at)
-        .where(SequenceMessage.enrollment_id == enrollment.id, SequenceMessage.status == "sent")
-        .order_by(SequenceMessage.step)
-    )
+def _enrollment_view(enrollment: Enrollment, sequence: Sequence, sent: list[SentMessage]) -> EnrollmentView:
     status = enrollment.status
     if status == "active" and sequence.status == "paused":
         status = "paused"
@@ -322,7 +393,7 @@ async def enrollment_view(session: AsyncSession, enrollment: Enrollment, sequenc
         stop_reason=enrollment.stop_reason,
         step=enrollment.step,
         next_due_at=enrollment.next_due_at if enrollment.status == "active" else None,
-        messages=[SentMessage(message_id=m, step=s, sent_at=t) for m, s, t in sent if m and t],
+        messages=sent,
     )
 
 
