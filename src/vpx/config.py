@@ -6,11 +6,11 @@ import ipaddress
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Self
 from urllib.parse import urlsplit
 
 from limits import parse as parse_rate_limit
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceError
 
@@ -18,7 +18,11 @@ DEFAULT_SQLITE_URL = "sqlite+aiosqlite:///./var/vpx.db"
 # Operator tokens are guessed at the admin budget's pace only; short ones would still fall.
 MIN_ADMIN_TOKEN_LENGTH = 16
 # Settings whose values are secrets (or hold a password): an error about them never quotes the value.
-SECRET_SETTINGS = frozenset({"admin_token", "admin_tokens", "secret_keys", "database_url", "smtp_url", "redis_url"})
+SECRET_SETTINGS = frozenset(
+    {"admin_token", "admin_tokens", "secret_keys", "database_url", "database_replica_urls", "smtp_url", "redis_url"}
+)
+DATABASE_URL_FORMS = "sqlite+aiosqlite:///path/to/vpx.db or postgresql+asyncpg://user:password@host:5432/database"
+REPLICA_URL_FORM = "postgresql+asyncpg://user:password@host:5432/database"
 
 
 class InvalidSettings(Exception):
@@ -33,6 +37,9 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="VPX_", env_file=None, extra="ignore", hide_input_in_errors=True)
 
     database_url: str = DEFAULT_SQLITE_URL
+    # PostgreSQL streaming replicas (comma-separated URLs) that serve the reads a moment's lag cannot
+    # hurt: search, previews, signal queries (vpx.replicas). Empty: everything reads from the primary.
+    database_replica_urls: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # Addresses or CIDR ranges of reverse proxies whose X-Forwarded-For is believed (D6).
     trusted_proxies: Annotated[list[str], NoDecode] = Field(default_factory=list)
     # Per-key request budget in the `limits` notation, e.g. "600/minute" (D7).
@@ -223,17 +230,39 @@ class Settings(BaseSettings):
     @field_validator("database_url")
     @classmethod
     def _check_database_url(cls, value: str) -> str:
-        from sqlalchemy.engine import make_url
-
-        expected = "sqlite+aiosqlite:///path/to/vpx.db or postgresql+asyncpg://user:password@host:5432/database"
-        try:
-            url = make_url(value)
-            url.port  # noqa: B018  (a port that is not a number fails here)
-        except Exception:  # the parser's own message may quote the URL: say what is expected instead
-            raise ValueError(f"is not a database URL such as {expected}") from None
-        if (url.get_backend_name(), url.get_driver_name()) not in (("sqlite", "aiosqlite"), ("postgresql", "asyncpg")):
-            raise ValueError(f"must be {expected}")
+        backend = _database_url_backend(value)
+        if backend is None:
+            raise ValueError(f"is not a database URL such as {DATABASE_URL_FORMS}")
+        if backend not in (("sqlite", "aiosqlite"), ("postgresql", "asyncpg")):
+            raise ValueError(f"must be {DATABASE_URL_FORMS}")
         return value
+
+    @field_validator("database_replica_urls", mode="before")
+    @classmethod
+    def _split_replica_urls(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("database_replica_urls")
+    @classmethod
+    def _check_replica_urls(cls, value: list[str]) -> list[str]:
+        for number, url in enumerate(value, start=1):
+            if _database_url_backend(url) != ("postgresql", "asyncpg"):
+                # Which one by its place in the list: the URL itself may hold a password.
+                raise ValueError(
+                    f"each replica must be {REPLICA_URL_FORM}, comma-separated (URL {number} of {len(value)} is not)"
+                )
+        return value
+
+    @model_validator(mode="after")
+    def _replicas_need_postgresql(self) -> Self:
+        if self.database_replica_urls and self.is_sqlite:
+            raise ValueError(
+                "VPX_DATABASE_REPLICA_URLS: read replicas need a PostgreSQL VPX_DATABASE_URL "
+                "(SQLite has no replicas); leave it empty with SQLite"
+            )
+        return self
 
     @field_validator("redis_url")
     @classmethod
@@ -340,6 +369,19 @@ class Settings(BaseSettings):
         if not rest or rest.startswith(":memory:"):
             return None
         return Path(rest.split("?", 1)[0])
+
+
+def _database_url_backend(value: str) -> tuple[str, str] | None:
+    """A database URL's (backend, driver), or None when it does not parse (the parser's own message
+    may quote the URL, password included: callers say what is expected instead)."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        url = make_url(value)
+        url.port  # noqa: B018  (a port that is not a number fails here)
+    except Exception:
+        return None
+    return url.get_backend_name(), url.get_driver_name()
 
 
 def settings_problem(exc: ValidationError) -> str:

@@ -12,22 +12,29 @@ import logging
 import os
 import re
 import stat
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy import BigInteger, DateTime, Integer, MetaData, event
 from sqlalchemy.engine import Dialect, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import (
+    AsyncConnection,
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 from sqlalchemy.orm import DeclarativeBase
 from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
 
 from vpx import sqlite_inline
 from vpx.config import Settings
+from vpx.replicas import Replicas
 
 NAMING_CONVENTION = {
     "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -36,6 +43,8 @@ NAMING_CONVENTION = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+T = TypeVar("T")
 
 # An auto-incrementing 64-bit key on PostgreSQL; SQLite only auto-increments INTEGER PRIMARY KEY.
 BigIntPK = BigInteger().with_variant(Integer(), "sqlite")
@@ -89,6 +98,10 @@ class Database:
     reads run in autocommit mode on an engine of their own (no BEGIN, COMMIT or reset hops through
     the driver's thread on the hot paths; in WAL mode they never wait for writers). On PostgreSQL both
     share one engine. Nothing may write through ``read_sessions``.
+
+    On PostgreSQL with replicas (VPX_DATABASE_REPLICA_URLS), the reads that a moment's lag cannot
+    hurt run on them through ``replica_read`` and ``replica_read_session`` (vpx.replicas); every
+    other read stays on the primary.
     """
 
     def __init__(self, settings: Settings, *, pool: bool = True) -> None:
@@ -121,6 +134,9 @@ class Database:
         self._writers = WriterQueue() if self.dialect == "sqlite" else None
         self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
         self.write_sessions = async_sessionmaker(self.write_engine, expire_on_commit=False)
+        # Settings refuse replicas with SQLite; engines open no connection before their first read.
+        urls = settings.database_replica_urls if self.dialect == "postgresql" else []
+        self.replicas = Replicas.of(settings, pool=pool) if urls else None
 
     @property
     def autocommit_engine(self) -> AsyncEngine:
@@ -148,10 +164,33 @@ class Database:
                 rows = await driver.fetch(statement.postgresql, *parameters)
             return rows
 
+    async def replica_read(self, work: Callable[[AsyncConnection], Awaitable[T]]) -> T:
+        """``work`` on a connection of a replica, in autocommit mode, for a read that may be a moment
+        behind the primary (search, signal queries); on the primary's read pool when no replica is
+        configured or usable. ``work`` may run twice (on the primary after a replica failed): it
+        must only read."""
+        if self.replicas is None:
+            async with self.read_engine.connect() as connection:
+                return await work(connection)
+        return await self.replicas.run(
+            work, on_replica=lambda replica: replica.engine.connect(), on_primary=self.read_engine.connect
+        )
+
+    async def replica_read_session(self, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+        """``replica_read`` with an ORM session (autocommit; nothing may be written through it)."""
+        if self.replicas is None:
+            async with self.read_sessions() as session:
+                return await work(session)
+        return await self.replicas.run(
+            work, on_replica=lambda replica: replica.sessions(), on_primary=self.read_sessions
+        )
+
     async def dispose(self) -> None:
         await self.write_engine.dispose()
         if self.read_engine.sync_engine.pool is not self.write_engine.sync_engine.pool:
             await self.read_engine.dispose()
+        if self.replicas is not None:
+            await self.replicas.dispose()
 
 
 _warned_readable: set[Path] = set()
@@ -238,6 +277,15 @@ def insert_unless_exists(session: AsyncSession, model: type[Base]) -> Any:
 def get_database(request: Request) -> Database:
     database: Database = request.app.state.database
     return database
+
+
+async def _app_database(request: Request) -> Database:
+    # Async: FastAPI runs a plain `def` dependency in a worker thread, a costly hop for a lookup.
+    return get_database(request)
+
+
+# The app's database, for endpoints that choose their own connections (replica-safe reads).
+AppDatabase = Annotated[Database, Depends(_app_database)]
 
 
 class KeepChanges:

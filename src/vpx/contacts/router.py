@@ -7,6 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import ConfigDict, Field
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from vpx.auth.dependencies import BuyCaller, ReadCaller
 from vpx.config import Settings
@@ -59,10 +60,14 @@ def _query(filters: SearchFilters, text: str | None) -> SearchQuery:
 
 async def _search(request: Request, search: Search, settings: Settings, query: SearchQuery) -> Response:
     # A bare connection, not an ORM session (nothing is loaded into one), and the envelope
-    # serialised once here rather than validated again against the response model.
+    # serialised once here rather than validated again against the response model. On a replica
+    # when there are some: a contact written a moment ago may show a moment later.
     database: Database = request.app.state.database
-    async with database.read_engine.connect() as connection:
-        body = await contact_service.search_contacts_json(connection, backend=search, query=query, settings=settings)
+
+    async def read(connection: AsyncConnection) -> bytes:
+        return await contact_service.search_contacts_json(connection, backend=search, query=query, settings=settings)
+
+    body = await database.replica_read(read)
     return Response(body, media_type="application/json")
 
 

@@ -17,7 +17,7 @@ from vpx.contacts.search import SearchQuery
 from vpx.dashboard.pages import Page, dashboard_router, field_errors
 from vpx.dashboard.sessions import UserForm
 from vpx.dashboard.web import PageRefused, render
-from vpx.db import ReadSession, WriteSession
+from vpx.db import AppDatabase, ReadSession, WriteSession
 from vpx.deps import AppSettings, Now, Search
 from vpx.exports import contacts as contact_export
 from vpx.exports.csvstream import csv_lines, csv_response
@@ -47,6 +47,7 @@ async def contacts_page(
     request: Request,
     user: Page,
     session: ReadSession,
+    database: AppDatabase,
     settings: AppSettings,
     search: Search,
     page: Annotated[int, Query(ge=1, le=400)] = 1,
@@ -74,7 +75,11 @@ async def contacts_page(
         limit=PAGE_SIZE,
         offset=body.offset,
     )
-    result = await contact_service.search_contacts(session, backend=search, query=query, settings=settings)
+    # The search on a replica when there are some; which of its contacts this account revealed, on
+    # the primary (a contact revealed a moment ago shows as revealed).
+    result = await database.replica_read(
+        lambda connection: contact_service.search_contacts(connection, backend=search, query=query, settings=settings)
+    )
     revealed = await contact_export.revealed_among(
         session, account_id=user.account_id, contact_ids=[c.id for c in result.contacts]
     )

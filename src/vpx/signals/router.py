@@ -6,13 +6,15 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Depends, Header, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.admin.auth import ADMIN_REFUSALS, problem_response, require_admin
 from vpx.auth.dependencies import BuyCaller, ManageCaller, ReadCaller
-from vpx.db import ReadSession, WriteSession
+from vpx.db import AppDatabase, WriteSession
 from vpx.deps import AppSettings, Now
 from vpx.errors import (
     InvalidParameters,
+    NotFound,
     problem_responses,
 )
 from vpx.idempotency.service import run_idempotent
@@ -46,17 +48,22 @@ MAX_ADMIN_EVENTS = 10_000
 
 @router.get("", response_model=SignalPage, responses=problem_responses(401, 403, 422, 429), summary="Query signals")
 async def query_signals(
-    params: Annotated[SignalQueryParams, Query()], caller: ReadCaller, session: ReadSession, settings: AppSettings
+    params: Annotated[SignalQueryParams, Query()], caller: ReadCaller, database: AppDatabase, settings: AppSettings
 ) -> SignalPage:
     """D22: filters alone or combined, `since` (compared with `created_at`), newest first, an opaque
     cursor. Without `source_status`, fcra_blocked signals appear too, reduced to their public fields (D19)."""
-    return await signal_service.query_signals(
-        session,
-        signal_filter=SignalFilter.of(params.model_dump()),
-        limit=params.limit,
-        cursor=params.cursor,
-        settings=settings,
-    )
+
+    # Shared catalogue data, nothing of the account's: a replica may answer (a moment behind).
+    async def read(session: AsyncSession) -> SignalPage:
+        return await signal_service.query_signals(
+            session,
+            signal_filter=SignalFilter.of(params.model_dump()),
+            limit=params.limit,
+            cursor=params.cursor,
+            settings=settings,
+        )
+
+    return await database.replica_read_session(read)
 
 
 def _last_event_id(value: str | None) -> int | None:
@@ -128,20 +135,24 @@ async def stream_signals(
     summary="Run several signal queries",
 )
 async def batch_signals(
-    body: SignalBatchRequest, caller: ReadCaller, session: ReadSession, settings: AppSettings
+    body: SignalBatchRequest, caller: ReadCaller, database: AppDatabase, settings: AppSettings
 ) -> SignalBatchResponse:
     """Up to 25 queries (D22), each the first page of its query, results in request order."""
-    results = []
-    for query in body.queries:
-        page = await signal_service.query_signals(
-            session,
-            signal_filter=SignalFilter.of(query.model_dump()),
-            limit=body.limit_per_query,
-            cursor=None,
-            settings=settings,
-        )
-        results.append(SignalBatchResult(query=query, signals=page.signals))
-    return SignalBatchResponse(results=results)
+
+    async def read(session: AsyncSession) -> SignalBatchResponse:
+        results = []
+        for query in body.queries:
+            page = await signal_service.query_signals(
+                session,
+                signal_filter=SignalFilter.of(query.model_dump()),
+                limit=body.limit_per_query,
+                cursor=None,
+                settings=settings,
+            )
+            results.append(SignalBatchResult(query=query, signals=page.signals))
+        return SignalBatchResponse(results=results)
+
+    return await database.replica_read_session(read)
 
 
 @router.get(
@@ -151,10 +162,22 @@ async def batch_signals(
     summary="Get a signal",
 )
 async def get_signal(
-    signal_id: SignalId, caller: ReadCaller, session: ReadSession, settings: AppSettings
+    signal_id: SignalId, caller: ReadCaller, database: AppDatabase, settings: AppSettings
 ) -> SignalView:
     """One signal (D19); an fcra_blocked one reduced to its public fields."""
-    return await signal_service.get_signal(session, signal_id=signal_id, settings=settings)
+
+    async def read(session: AsyncSession) -> SignalView:
+        return await signal_service.get_signal(session, signal_id=signal_id, settings=settings)
+
+    try:
+        return await database.replica_read_session(read)
+    except NotFound:
+        if database.replicas is None:
+            raise
+    # A signal ingested a moment ago (announced by a webhook or the stream) may not have reached the
+    # replica yet: the primary decides whether it exists.
+    async with database.read_sessions() as session:
+        return await read(session)
 
 
 @router.post(
