@@ -4,6 +4,7 @@
     .venv/bin/python -m bench.cluster up [--api 3] [--workers 2] [--port 8080]  # a fresh database, until Ctrl-C
     .venv/bin/python -m bench.cluster test-env      # the same with the settings tests/cluster runs it with
     .venv/bin/python -m bench.cluster bench [--rounds 2] [--duration 15]  # 1 API process vs 3 through nginx, wrk
+    .venv/bin/python -m bench.cluster bench --replica [--catalogue 100000]  # search without and with a replica
     .venv/bin/python -m bench.cluster check-deploy  # deploy/ checked as far as this machine can
 
 nginx runs deploy/nginx.conf itself, rewritten only where a container differs from this machine (listen
@@ -33,6 +34,7 @@ import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 import httpx
 from cryptography.fernet import Fernet
@@ -216,6 +218,7 @@ class Cluster:
             VPX_POOL_SIZE=str(API_POOL_SIZE),
         )
         self.env.update({f"VPX_{name.upper()}": value for name, value in (settings or {}).items()})
+        self.replica_urls = [u for u in self.env.get("VPX_DATABASE_REPLICA_URLS", "").split(",") if u.strip()]
         self.api: list[subprocess.Popen[bytes]] = []
         self.workers: list[subprocess.Popen[bytes] | None] = [None] * workers
         self.worker_ids = [""] * workers
@@ -370,7 +373,7 @@ def deploy_problems() -> tuple[list[str], list[str], list[str]]:
     raw = (DEPLOY / "compose.yaml").read_text()
     services = yaml.safe_load(raw).get("services", {})  # YAML merge keys (<<: *vpx) resolved
     checked.append("compose.yaml parses as YAML")
-    for name in ("postgres", "redis", "migrate", "api", "worker", "proxy"):
+    for name in ("postgres", "postgres-replica", "redis", "migrate", "api", "worker", "proxy"):
         if name not in services:
             problems.append(f"compose.yaml: no service {name!r}")
     api, worker = services.get("api", {}), services.get("worker", {})
@@ -388,6 +391,8 @@ def deploy_problems() -> tuple[list[str], list[str], list[str]]:
         if not re.search(rf"\${{{variable}:\?", raw):
             problems.append(f"compose.yaml: {variable} must be required from the environment (${{{variable}:?…}})")
     checked.append("compose.yaml: services and commands, health checks, Redis, trusted proxies, required secrets")
+    problems += _replica_problems(services)
+    checked.append("compose.yaml: the streaming replica (pg_basebackup -R, max_connections, pg_hba, the API's URLs)")
     dockerfile = (DEPLOY / "Dockerfile").read_text()
     for pattern, what in [
         (r"(?mi)^FROM .+ AS builder$", "a builder stage"),
@@ -417,6 +422,38 @@ def deploy_problems() -> tuple[list[str], list[str], list[str]]:
     checked.append(f"nginx -t on deploy/nginx.conf as run locally ({version})")
     unchecked.append("nginx.conf's `resolve` (nginx 1.27.3+) and Docker's DNS: left out locally")
     return problems, checked, unchecked
+
+
+def _replica_problems(services: dict[str, Any]) -> list[str]:
+    """The read replica of compose.yaml: copied from the primary as a standby, allowed to by the
+    primary's pg_hba.conf, at least the primary's max_connections, and named by the API's settings."""
+    from vpx.config import Settings
+
+    problems = []
+    primary = " ".join(str(part) for part in services.get("postgres", {}).get("command", []))
+    replica = " ".join(str(part) for part in services.get("postgres-replica", {}).get("command", []))
+    if not re.search(r"pg_basebackup\b.*-h postgres\b.*-R\b", replica):
+        problems.append("compose.yaml: postgres-replica must copy the primary with pg_basebackup -h postgres … -R")
+    limits = [re.findall(r"max_connections=(\S+)", command) for command in (primary, replica)]
+    if not limits[0] or limits[0] != limits[1]:
+        problems.append("compose.yaml: postgres-replica needs the primary's max_connections (else it stops)")
+    hba = re.search(r"hba_file=(\S+)", primary)
+    mounts = [str(volume) for volume in services.get("postgres", {}).get("volumes", [])]
+    mounted = next((m.split(":")[0] for m in mounts if hba and f":{hba.group(1)}" in m), None)
+    rules = (DEPLOY / mounted).read_text() if mounted and (DEPLOY / mounted).is_file() else ""
+    if not re.search(r"(?m)^host\s+replication\s", rules):
+        problems.append("compose.yaml: the primary's pg_hba.conf (hba_file, mounted) must allow host replication")
+    configured = str(services.get("api", {}).get("environment", {}).get("VPX_DATABASE_REPLICA_URLS", ""))
+    urls = re.sub(r"\$\{[^}]*\}", "secret", configured)  # compose's variables, as a password would be
+    try:
+        found = Settings(database_url="postgresql+asyncpg://vpx@postgres/vpx", database_replica_urls=urls)
+    except ValueError:
+        found = None
+    if found is None or not found.database_replica_urls:
+        problems.append("compose.yaml: api needs VPX_DATABASE_REPLICA_URLS, postgresql+asyncpg:// URLs")
+    elif not all("@postgres-replica:" in url for url in found.database_replica_urls):
+        problems.append("compose.yaml: VPX_DATABASE_REPLICA_URLS must name the postgres-replica service(s)")
+    return problems
 
 
 def check_deploy() -> int:
@@ -482,6 +519,7 @@ def cpu_snapshot(cluster: Cluster) -> dict[str, dict[int, int]]:
         "workers": {p.pid: _cpu_ticks(p.pid) for p in cluster.workers if p is not None},
         "nginx": {p: _cpu_ticks(p) for p in _nginx_pids(cluster)},
         "pg": {p: _cpu_ticks(p) for p in _backends(cluster.database_url)},
+        "pg_replica": {p: _cpu_ticks(p) for url in cluster.replica_urls for p in _backends(url)},
         "wrk": {0: round((children.ru_utime + children.ru_stime) * CLOCK_TICKS)},
         "machine": {0: sum(cpu) - cpu[3] - cpu[4]},  # all but idle and iowait
     }
@@ -502,7 +540,7 @@ def measure(
         used = sum(t - before[part].get(pid, 0) for pid, t in ticks.items()) / CLOCK_TICKS
         figures[f"cores_{part}"] = used / elapsed
     # What the service costs a request (API processes, their PostgreSQL backends, nginx), in CPU ms.
-    served = figures["cores_api"] + figures["cores_pg"] + figures["cores_nginx"]
+    served = figures["cores_api"] + figures["cores_pg"] + figures["cores_pg_replica"] + figures["cores_nginx"]
     figures["cpu_ms"] = served / figures["rps"] * 1000 if figures["rps"] else float("nan")
     return figures
 
@@ -533,6 +571,12 @@ def add_bench_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--processes", default="1,3", help="API process counts to compare")
     parser.add_argument("--accounts", type=int, default=16, help="accounts the reveals are spread over")
     parser.add_argument("--catalogue", type=int, default=1_000_000, help="contacts, when the catalogue is built")
+    parser.add_argument(
+        "--replica",
+        action="store_true",
+        help="search only, on a primary of its own without and with a streaming replica (bench/replica.py), "
+        "the last --processes count of API processes",
+    )
 
 
 def run_bench(args: argparse.Namespace) -> None:
@@ -576,7 +620,7 @@ def run_bench(args: argparse.Namespace) -> None:
         f"{'CPU ms/req':>11}  cores:   api    pg nginx   wrk  workers  others"
     )
     for round_, api, name, f in rows:
-        ours = sum(f[f"cores_{part}"] for part in ("api", "pg", "nginx", "wrk", "workers"))
+        ours = sum(f[f"cores_{part}"] for part in ("api", "pg", "pg_replica", "nginx", "wrk", "workers"))
         print(
             f"{round_:<6}{api:<4}{name:<16}{f['rps']:>7.0f}{f['p50']:>8.1f}{f['p99']:>8.1f}{f['non_2xx']:>8.0f}"
             f"{f['cpu_ms']:>11.2f}{'':>9}{f['cores_api']:>5.2f} {f['cores_pg']:>5.2f} {f['cores_nginx']:>5.2f} "
@@ -591,6 +635,75 @@ def run_bench(args: argparse.Namespace) -> None:
             print(f"round {round_}: scaling {low} → {high} API processes: {factors}")
     print(f"ledger exact={exact} reveals={reveals}")
     print(f"nginx errors: {len(proxy_errors)}", *proxy_errors[:10], sep="\n  ")
+
+
+def replica_reads(cluster: Cluster) -> dict[str, float]:
+    """The replica-safe reads each server answered, summed over the API processes' /metrics."""
+    served: dict[str, float] = {}
+    for url in cluster.api_urls:
+        text_ = httpx.get(f"{url}/metrics", timeout=5).text
+        for server, count in re.findall(r'^vpx_replica_reads_total\{server="([^"]+)"\} ([\d.e+]+)$', text_, re.M):
+            served[server] = served.get(server, 0.0) + float(count)
+    return served
+
+
+def run_replica_bench(args: argparse.Namespace) -> None:
+    """The search scenario through nginx on a local primary, its API processes reading from the
+    primary alone, then from a streaming replica of it (VPX_DATABASE_REPLICA_URLS); both figures."""
+    from bench.catalogue_build import build
+    from bench.http_load import prepare, run_wrk, vacuum
+    from bench.replica import PairUnavailable, StreamingPair
+    from vpx.config import Settings
+    from vpx.migrations import upgrade
+
+    if shutil.which("wrk") is None:
+        sys.exit("wrk is needed: apt-get install wrk")
+    api = int(args.processes.split(",")[-1])
+    load = Path("/proc/loadavg").read_text().split()[:3]
+    try:
+        pair = StreamingPair.start(databases=("vpx_bench",))
+    except PairUnavailable as exc:
+        sys.exit(f"no streaming replica here: {exc}")
+    rows: list[tuple[int, str, dict[str, float], dict[str, float]]] = []
+    with pair:
+        url, replica_url = pair.primary_url("vpx_bench"), pair.replica_url("vpx_bench")
+        upgrade(Settings(database_url=url))
+        print(f"building a {args.catalogue:,}-contact catalogue on the local primary", flush=True)
+        asyncio.run(build(url, args.catalogue, 42))
+        _, keys, max_id = asyncio.run(prepare(url, 1))
+        asyncio.run(vacuum(url))
+        pair.wait_caught_up(limit_s=600)
+        env = {"VPX_BENCH_KEY": keys[0], "VPX_BENCH_KEYS": keys[0], "VPX_BENCH_MAX_ID": str(max_id)}
+        settings = {"rate_limit": "100000000/minute", "pool_size": str(args.connections)}
+        for round_ in range(1, args.rounds + 1):  # alternating, so that other load falls on both
+            for mode in ("primary", "replica"):
+                extra = {"database_replica_urls": replica_url} if mode == "replica" else {}
+                with Cluster(url, api=api, workers=2, settings={**settings, **extra}) as cluster:
+                    if args.warmup:
+                        run_wrk(cluster.port, "search.lua", args.warmup, args.connections, env)
+                    before = replica_reads(cluster)
+                    figures = measure(cluster, cluster.port, "search", args, env)
+                    after = replica_reads(cluster)
+                    rows.append((round_, mode, figures, {k: v - before.get(k, 0.0) for k, v in after.items()}))
+    print(
+        f"search with and without a read replica: {api} API processes behind nginx, wrk {args.connections} "
+        f"connections, {args.duration} s ({args.warmup} s of searches first), {args.catalogue:,} contacts; primary "
+        f"and replica are local PostgreSQL servers on the same {os.cpu_count()} cores; load average before "
+        f"{' '.join(load)}"
+    )
+    print("  reads: the replica-safe reads of the run, by the server that answered (from /metrics)")
+    print(
+        f"{'round':<6}{'reads from':<12}{'req/s':>7}{'p50 ms':>8}{'p99 ms':>8}{'non-2xx':>8}{'CPU ms/req':>11}"
+        f"  cores:   api primary replica nginx   wrk  others  reads"
+    )
+    for round_, mode, f, reads in rows:
+        ours = sum(f[f"cores_{part}"] for part in ("api", "pg", "pg_replica", "nginx", "wrk", "workers"))
+        shown = ", ".join(f"{'replica' if k != 'primary' else k} {v:,.0f}" for k, v in sorted(reads.items()))
+        print(
+            f"{round_:<6}{mode:<12}{f['rps']:>7.0f}{f['p50']:>8.1f}{f['p99']:>8.1f}{f['non_2xx']:>8.0f}"
+            f"{f['cpu_ms']:>11.2f}{'':>9}{f['cores_api']:>5.2f} {f['cores_pg']:>7.2f} {f['cores_pg_replica']:>7.2f} "
+            f"{f['cores_nginx']:>5.2f} {f['cores_wrk']:>5.2f} {f['cores_machine'] - ours:>7.2f}  {shown or '-'}"
+        )
 
 
 def _run_until_stopped(cluster: Cluster) -> None:
@@ -630,7 +743,9 @@ def main() -> None:
         ensure_nginx()
     except ClusterUnavailable as exc:
         sys.exit(str(exc))
-    if args.command == "bench":
+    if args.command == "bench" and args.replica:
+        run_replica_bench(args)
+    elif args.command == "bench":
         run_bench(args)
     elif args.command == "test-env":
         _run_until_stopped(start_test_cluster())

@@ -130,7 +130,7 @@ class StreamingPair:
             "hot_standby": "on",
             "fsync": "off",
             "full_page_writes": "off",
-            "max_connections": 200,
+            "max_connections": 300,
         }
         with (self.primary_dir / "postgresql.conf").open("a") as conf:
             conf.write("".join(f"{name} = {value}\n" for name, value in settings.items()))
