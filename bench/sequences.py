@@ -375,7 +375,7 @@ class Catalogue:
                         "status": status,
                         "step": 1 if status == "active" and kind < 7 else 0,
                         "next_due_at": due,
-                        "unsubscribe_token": secrets.token_urlsafe(32),
+                        "unsubscribe_digest": secrets.token_hex(32),  # the scheduler part sends none
                         "created_at": now,
                         "updated_at": now,
                     }

@@ -100,8 +100,10 @@ class Enrollment(Base):
     next_due_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
     # The first message's Message-ID: later steps are sent as replies in its thread.
     thread_message_id: Mapped[str | None] = mapped_column(String(300))
-    # The unsubscribe link's token: 256 random bits, a capability only this recipient's emails carry.
-    unsubscribe_token: Mapped[str] = mapped_column(String(64), unique=True)
+    # The unsubscribe link's token (256 random bits, a capability only this recipient's emails carry):
+    # its SHA-256, which a link is looked up by, and the token sealed, to write the link into emails.
+    unsubscribe_digest: Mapped[str] = mapped_column(String(64), unique=True)
+    unsubscribe_token_sealed: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime())
 

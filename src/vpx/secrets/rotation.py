@@ -29,6 +29,7 @@ SEALED_COLUMNS: list[SealedColumn] = [
     SealedColumn("enrichment_batches", "id", "webhook_secret_sealed"),
     SealedColumn("mailboxes", "id", "smtp_password_sealed"),
     SealedColumn("mailboxes", "id", "imap_password_sealed"),
+    SealedColumn("enrollments", "id", "unsubscribe_token_sealed"),
     SealedColumn("webhook_endpoints", "id", "secret_sealed"),
     SealedColumn("webhook_endpoints", "id", "previous_secret_sealed"),
     SealedColumn("webhook_deliveries", "id", "secret_sealed"),

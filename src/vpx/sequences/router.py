@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Path, Query, Response
+from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict, Field
 
 from vpx.auth.dependencies import ManageCaller
@@ -121,7 +121,12 @@ async def resume(sequence_id: SequenceId, caller: ManageCaller, session: WriteSe
     summary="Enroll contacts",
 )
 async def enroll(
-    sequence_id: SequenceId, body: EnrollRequest, caller: ManageCaller, session: WriteSession, now: Now
+    sequence_id: SequenceId,
+    body: EnrollRequest,
+    request: Request,
+    caller: ManageCaller,
+    session: WriteSession,
+    now: Now,
 ) -> EnrollResponse:
     """1–100 contact ids, one result each: `enrolled`, `not_revealed` (only contacts the account
     revealed), `suppressed` (the suppression list or the account's unsubscribes), `no_email`,
@@ -129,7 +134,12 @@ async def enroll(
     whose email the account's enrichment found is written to instead of the business."""
     sequence = await service.get_sequence(session, account_id=caller.account_id, sequence_id=sequence_id)
     results = await service.enroll(
-        session, sequence, contact_ids=body.contact_ids, decision_maker=body.decision_maker, now=now
+        session,
+        sequence,
+        contact_ids=body.contact_ids,
+        decision_maker=body.decision_maker,
+        box=request.app.state.secrets,
+        now=now,
     )
     return EnrollResponse(results=results)
 

@@ -474,16 +474,17 @@ async def send_claimed(
         blocked = await service.suppressed(
             session, account_id=enrollment.account_id, contact=contact, email=enrollment.email
         )
-        email, failed = None, None
+        email, (reason, detail) = None, ("suppressed", "suppressed at send time")
         if not blocked:
             try:
-                email = await _compose(session, message, enrollment, mailbox, contact, version, settings)
+                email = await _compose(session, message, enrollment, mailbox, contact, version, settings, box)
             except templates.TemplateInvalid as exc:
                 # A template that fails for this recipient (or passes its budget with their values)
                 # stops this enrollment, never the round.
-                failed = str(exc)
+                reason, detail = "template_failed", str(exc)
+            except _NoUnsubscribeLink:
+                reason, detail = "invalid_message", "the enrollment has no unsubscribe link"
     if email is None:
-        reason, detail = ("suppressed", "suppressed at send time") if failed is None else ("template_failed", failed)
         async with database.write_sessions() as session, session.begin():
             await _stop_enrollment(session, item, reason=reason, detail=detail, now=now)
         return
@@ -555,8 +556,12 @@ async def _compose(
     contact: Contact,
     version: SequenceVersion,
     settings: Settings,
+    box: SecretBox,
 ) -> OutgoingEmail:
     step = version.steps[message.step]
+    if enrollment.unsubscribe_token_sealed is None:
+        raise _NoUnsubscribeLink  # no email goes without its unsubscribe link
+    token = box.open(enrollment.unsubscribe_token_sealed)
     context = await template_context(session, enrollment, mailbox, contact)
     first = enrollment.thread_message_id if message.step > 0 else None
     return OutgoingEmail(
@@ -568,9 +573,14 @@ async def _compose(
         subject=await templates.render_async(step["subject"], context),
         text=await templates.render_async(step["body"], context),
         postal_address=mailbox.postal_address,
-        unsubscribe_url=f"{settings.public_url.rstrip('/')}/u/{enrollment.unsubscribe_token}",
+        unsubscribe_url=f"{settings.public_url.rstrip('/')}/u/{token}",
         in_reply_to=first,
     )
+
+
+class _NoUnsubscribeLink(Exception):
+    """An enrollment without its sealed unsubscribe token (none is made so; the migration seals every
+    token kept before)."""
 
 
 async def template_context(

@@ -7,6 +7,7 @@ enrolled, never an address the suppression list (D15) or the account's own unsub
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections import Counter, defaultdict
 from datetime import UTC, datetime, timedelta
@@ -34,6 +35,7 @@ from vpx.models import (
     Suppression,
 )
 from vpx.registries.service import ROLE_ORDER
+from vpx.secrets import SecretBox
 from vpx.sequences import schedule, templates
 from vpx.sequences.schemas import (
     EnrollmentView,
@@ -290,7 +292,13 @@ async def _recipient(
 
 
 async def enroll(
-    session: AsyncSession, sequence: Sequence, *, contact_ids: list[str], decision_maker: bool, now: datetime
+    session: AsyncSession,
+    sequence: Sequence,
+    *,
+    contact_ids: list[str],
+    decision_maker: bool,
+    box: SecretBox,
+    now: datetime,
 ) -> list[EnrollResult]:
     version = await version_of(session, sequence.id, sequence.version)
     window = schedule.Window.of(version.send_window)
@@ -337,7 +345,7 @@ async def enroll(
             status="active",
             step=0,
             next_due_at=schedule.due_at(now, version.steps[0], window, state=contact.state),
-            unsubscribe_token=secrets.token_urlsafe(32),
+            **unsubscribe_token(box),
             created_at=now,
             updated_at=now,
         )
@@ -345,6 +353,17 @@ async def enroll(
         await session.flush()
         results.append(EnrollResult(contact_id=public_id, status="enrolled", enrollment_id=enrollment.id))
     return results
+
+
+def unsubscribe_token(box: SecretBox) -> dict[str, str]:
+    """A new enrollment's unsubscribe token, as stored: its digest (what a link is looked up by, as
+    reset tokens are) and the token sealed (for the links of its emails); never the token in clear."""
+    token = secrets.token_urlsafe(32)
+    return {"unsubscribe_digest": token_digest(token), "unsubscribe_token_sealed": box.seal(token)}
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 async def list_enrollments(

@@ -4,7 +4,9 @@ links); a `POST` — the mail client's one click, or the button — suppresses t
 at once: every enrollment of it ends `unsubscribed`, and the account can never enroll it again.
 
 The token is 256 random bits made for one enrollment: only the emails to that recipient carry it,
-so a token that is not one vpx made (forged, altered, truncated) is a 404 and changes nothing.
+so a token that is not one vpx made (forged, altered, truncated) is a 404 and changes nothing. It is
+kept as its SHA-256, which a link is looked up by (as reset tokens are), and sealed with the
+service's keys for the links of the enrollment's later emails: never in clear.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from vpx.db import Database
 from vpx.models import AccountUnsubscribe, Enrollment, Mailbox, Sequence, SequenceMessage
 from vpx.sequences import events
+from vpx.sequences.service import token_digest
 
 router = APIRouter(tags=["unsubscribe"], include_in_schema=False)
 Token = Path(min_length=20, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
@@ -38,7 +41,7 @@ async def _enrollment(database: Database, token: str) -> tuple[Enrollment, str] 
                 select(Enrollment, Mailbox.from_name, Mailbox.email)
                 .join(Sequence, Sequence.id == Enrollment.sequence_id)
                 .join(Mailbox, Mailbox.id == Sequence.mailbox_id)
-                .where(Enrollment.unsubscribe_token == token)
+                .where(Enrollment.unsubscribe_digest == token_digest(token))
             )
         ).first()
     if found is None:
