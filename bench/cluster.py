@@ -699,10 +699,11 @@ def run_replica_bench(args: argparse.Namespace) -> None:
     for round_, mode, f, reads in rows:
         ours = sum(f[f"cores_{part}"] for part in ("api", "pg", "pg_replica", "nginx", "wrk", "workers"))
         shown = ", ".join(f"{'replica' if k != 'primary' else k} {v:,.0f}" for k, v in sorted(reads.items()))
+        shown = shown or "all on the primary"
         print(
             f"{round_:<6}{mode:<12}{f['rps']:>7.0f}{f['p50']:>8.1f}{f['p99']:>8.1f}{f['non_2xx']:>8.0f}"
             f"{f['cpu_ms']:>11.2f}{'':>9}{f['cores_api']:>5.2f} {f['cores_pg']:>7.2f} {f['cores_pg_replica']:>7.2f} "
-            f"{f['cores_nginx']:>5.2f} {f['cores_wrk']:>5.2f} {f['cores_machine'] - ours:>7.2f}  {shown or '-'}"
+            f"{f['cores_nginx']:>5.2f} {f['cores_wrk']:>5.2f} {f['cores_machine'] - ours:>7.2f}  {shown}"
         )
 
 
