@@ -4,30 +4,32 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import bindparam, func, select, text
-from sqlalchemy.dialects.postgresql import ARRAY, insert
+from sqlalchemy import text
+from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.types import BigInteger, String
 
-from vpx.contacts.search.engine import PREVIEW_COLUMNS, BaseBackend, Reader
-from vpx.models import Contact, SearchTerm
+from vpx.contacts.search.engine import BaseBackend, Reader
+from vpx.contacts.search.postings import pg_array
+from vpx.models import SearchTerm
 
-_ROWS_BY_ID = select(*PREVIEW_COLUMNS).where(
-    Contact.id == func.any(bindparam("ids", type_=ARRAY(BigInteger()))), Contact.status == "active"
+# Arrays go as one text parameter cast on the server (vpx.contacts.search.postings.pg_array).
+_ROWS_BY_ID = text(
+    "SELECT id, business_name, city, state, industry, intent_level FROM contacts "
+    "WHERE id = ANY(CAST(CAST(:ids AS text) AS bigint[])) AND status = 'active'"
 )
 _HAS_PREFIX = text("SELECT 1 FROM search_terms WHERE term ~>=~ :low AND term ~<~ :high LIMIT 1")
 _SIMILAR = text("SELECT term FROM search_terms WHERE term % :word ORDER BY similarity(term, :word) DESC, term LIMIT 60")
-_KNOWN = text("SELECT term FROM search_terms WHERE term = ANY(:words)").bindparams(
-    bindparam("words", type_=ARRAY(String()))
-)
+_KNOWN = text("SELECT term FROM search_terms WHERE term = ANY(CAST(CAST(:words AS text) AS text[]))")
 
 
 class PostgresSearch(BaseBackend):
     async def rows_by_id(self, session: Reader, ids: list[int]) -> list[Any]:
-        return list((await session.execute(_ROWS_BY_ID, {"ids": ids})).all())
+        return list((await session.execute(_ROWS_BY_ID, {"ids": pg_array(ids)})).all())
 
     def ids_condition(self, ids: list[int]) -> Any:
-        return Contact.id == func.any(bindparam("matched_ids", value=ids, type_=ARRAY(BigInteger())))
+        return text("contacts.id = ANY(CAST(CAST(:matched_ids AS text) AS bigint[]))").bindparams(
+            matched_ids=pg_array(ids)
+        )
 
     async def has_prefix(self, session: Reader, word: str) -> bool:
         # The text_pattern_ops operators, not LIKE: a prepared statement's generic plan cannot use
@@ -39,7 +41,7 @@ class PostgresSearch(BaseBackend):
         return [row[0] for row in await session.execute(_SIMILAR, {"word": word})]
 
     async def known_words(self, session: Reader, candidates: list[str]) -> list[str]:
-        return [row[0] for row in await session.execute(_KNOWN, {"words": candidates})]
+        return [row[0] for row in await session.execute(_KNOWN, {"words": pg_array(candidates)})]
 
     async def add_terms(self, session: AsyncSession, terms: set[str]) -> None:
         if terms:

@@ -25,10 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pyroaring import BitMap
-from sqlalchemy import bindparam, text
-from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
-from sqlalchemy.types import String
 
 from vpx.contacts.search.terms import contact_terms, searched_word
 
@@ -69,10 +67,18 @@ def terms_of(row: Any) -> frozenset[str]:
 
 # --- reading -----------------------------------------------------------------------------------
 
+def pg_array(values: Iterable[object]) -> str:
+    """A PostgreSQL array literal of ``values``, sent as one text parameter and cast on the server
+    (``CAST(CAST(:p AS text) AS text[])``): an array-typed parameter costs asyncpg a type look-up of
+    20-40 ms on each new connection, which every server process's first searches paid."""
+    quoted = ('"' + str(value).replace("\\", "\\\\").replace('"', '\\"') + '"' for value in values)
+    return "{" + ",".join(quoted) + "}"
+
+
 _EXACT = {
     "sqlite": text("SELECT term, ids FROM search_postings WHERE term IN (SELECT value FROM json_each(:terms))"),
-    "postgresql": text("SELECT term, ids FROM search_postings WHERE term = ANY(:terms)").bindparams(
-        bindparam("terms", type_=ARRAY(String()))
+    "postgresql": text(
+        "SELECT term, ids FROM search_postings WHERE term = ANY(CAST(CAST(:terms AS text) AS text[]))"
     ),
 }
 _PREFIXED = text("SELECT term, ids FROM search_postings WHERE term >= :low AND term < :high")
@@ -89,7 +95,7 @@ async def read_terms(reader: Reader, terms: Sequence[str]) -> dict[str, BitMap]:
     if not terms:
         return {}
     dialect = _dialect(reader)
-    value: Any = json.dumps(list(terms)) if dialect == "sqlite" else list(terms)
+    value = json.dumps(list(terms)) if dialect == "sqlite" else pg_array(terms)
     found: dict[str, BitMap] = {}
     for term, blob in await reader.execute(_EXACT[dialect], {"terms": value}):
         _join(found, term, blob)
@@ -177,7 +183,8 @@ _ROWS_FOR_UPDATE = {
     ),
     "postgresql": text(
         "SELECT p.term, p.chunk, p.ids FROM search_postings p "
-        "JOIN unnest(CAST(:terms AS text[]), CAST(:chunks AS integer[])) AS k(term, chunk) "
+        "JOIN unnest(CAST(CAST(:terms AS text) AS text[]), CAST(CAST(:chunks AS text) AS integer[])) "
+        "AS k(term, chunk) "
         "ON p.term = k.term AND p.chunk = k.chunk ORDER BY p.term, p.chunk FOR UPDATE OF p"
     ),
 }
@@ -201,7 +208,7 @@ async def apply_edits(session: AsyncSession, edits: Edits) -> None:
         if dialect == "sqlite":
             parameters: dict[str, Any] = {"keys": json.dumps(part)}
         else:
-            parameters = {"terms": [k[0] for k in part], "chunks": [k[1] for k in part]}
+            parameters = {"terms": pg_array(k[0] for k in part), "chunks": pg_array(k[1] for k in part)}
         for term, chunk, blob in await session.execute(_ROWS_FOR_UPDATE[dialect], parameters):
             current[(term, int(chunk))] = BitMap.deserialize(bytes(blob))
     upserts, deletes = [], []
@@ -236,7 +243,7 @@ _PENDING = text(
 )
 _DONE = {
     "sqlite": text("DELETE FROM search_changes WHERE seq IN (SELECT value FROM json_each(:seqs))"),
-    "postgresql": text("DELETE FROM search_changes WHERE seq = ANY(CAST(:seqs AS bigint[]))"),
+    "postgresql": text("DELETE FROM search_changes WHERE seq = ANY(CAST(CAST(:seqs AS text) AS bigint[]))"),
 }
 _ADVANCE = text(
     "INSERT INTO search_state (id, generation) VALUES (1, 1) "
@@ -290,7 +297,7 @@ async def merge(session: AsyncSession, *, limit: int = MERGE_BATCH) -> tuple[int
     await apply_edits(session, edits)
     seqs = [int(row.seq) for row in rows]
     dialect = _dialect(session)
-    await session.execute(_DONE[dialect], {"seqs": json.dumps(seqs) if dialect == "sqlite" else seqs})
+    await session.execute(_DONE[dialect], {"seqs": json.dumps(seqs) if dialect == "sqlite" else pg_array(seqs)})
     await session.execute(_ADVANCE)
     return len(rows), words
 
