@@ -112,6 +112,7 @@ ENDPOINTS: dict[tuple[str, str], tuple[str, str, Any]] = {
     ("POST", "/api/v1/sequences"): (MANAGE, "/api/v1/sequences", {"name": "x"}),
     ("GET", "/api/v1/sequences/{sequence_id}"): (MANAGE, "/api/v1/sequences/seq_unknown", None),
     ("PATCH", "/api/v1/sequences/{sequence_id}"): (MANAGE, "/api/v1/sequences/seq_unknown", {}),
+    ("DELETE", "/api/v1/sequences/{sequence_id}"): (MANAGE, "/api/v1/sequences/seq_unknown", None),
     ("POST", "/api/v1/sequences/{sequence_id}/pause"): (MANAGE, "/api/v1/sequences/seq_unknown/pause", None),
     ("POST", "/api/v1/sequences/{sequence_id}/resume"): (MANAGE, "/api/v1/sequences/seq_unknown/resume", None),
     ("GET", "/api/v1/sequences/{sequence_id}/enrollments"): (MANAGE, "/api/v1/sequences/seq_unknown/enrollments", None),
