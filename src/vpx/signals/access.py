@@ -16,9 +16,10 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Final, Literal
 
 from vpx.auth import network
+from vpx.contacts.search.postings import pg_array
 from vpx.db import Database, DriverStatement
 
 ClosedReason = Literal[
@@ -103,8 +104,8 @@ class AccessState:
 
 
 def _among(postgresql: str, sqlite: str) -> DriverStatement:
-    """A read of the rows whose id is among a list given as one parameter: a PostgreSQL array, a JSON
-    array on SQLite (json_each). One statement for any number of ids, with nothing to expand."""
+    """A read of the rows whose id is among a list given as one parameter: a PostgreSQL array literal,
+    a JSON array on SQLite (json_each). One statement for any number of ids, with nothing to expand."""
     statement = DriverStatement(postgresql)
     statement.sqlite = sqlite
     return statement
@@ -114,16 +115,17 @@ def _among(postgresql: str, sqlite: str) -> DriverStatement:
 # thousand small rows, not SQLAlchemy's per-row work. The allow-list comes back as JSON text.
 _KEYS = _among(
     "SELECT k.id, k.revoked_at IS NOT NULL, CAST(k.ip_allowlist AS text), k.account_id, a.status "
-    "FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id = ANY($1::text[])",
+    "FROM api_keys k JOIN accounts a ON a.id = k.account_id "
+    "WHERE k.id IN (SELECT unnest(CAST(CAST($1 AS text) AS text[])))",
     "SELECT k.id, k.revoked_at IS NOT NULL, k.ip_allowlist, k.account_id, a.status "
     "FROM api_keys k JOIN accounts a ON a.id = k.account_id WHERE k.id IN (SELECT value FROM json_each(?1))",
 )
 _SESSIONS = _among(
-    "SELECT id FROM dashboard_sessions WHERE id = ANY($1::text[])",
+    "SELECT id FROM dashboard_sessions WHERE id IN (SELECT unnest(CAST(CAST($1 AS text) AS text[])))",
     "SELECT id FROM dashboard_sessions WHERE id IN (SELECT value FROM json_each(?1))",
 )
 _ACCOUNTS = _among(
-    "SELECT id, status FROM accounts WHERE id = ANY($1::text[])",
+    "SELECT id, status FROM accounts WHERE id IN (SELECT unnest(CAST(CAST($1 AS text) AS text[])))",
     "SELECT id, status FROM accounts WHERE id IN (SELECT value FROM json_each(?1))",
 )
 
@@ -147,8 +149,11 @@ async def current_state(database: Database, accesses: Sequence[StreamAccess]) ->
     return AccessState(keys=keys, sessions=sessions, accounts=accounts)
 
 
-def _ids(database: Database, ids: list[str]) -> Any:
-    return json.dumps(ids) if database.is_sqlite else ids
+def _ids(database: Database, ids: list[str]) -> str:
+    # PostgreSQL: an array literal in a text parameter, as the search does (no array type for asyncpg
+    # to look up on each new connection), unnested once in a subquery: as `id = ANY(<the cast>)` the
+    # cast could be run again for every row a scan weighs (1,000 keys: 360 ms against 2 ms).
+    return json.dumps(ids) if database.is_sqlite else pg_array(ids)
 
 
 def _allowlist(text: str | None) -> list[str]:
