@@ -146,6 +146,23 @@ def serve(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
     raise RuntimeError("server did not start")
 
 
+def server_memory(process: subprocess.Popen[bytes]) -> list[int]:
+    """Resident memory (MB) of each process of the server's group (the supervisor and its workers)."""
+    sizes = []
+    for status in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = status.read_text().rsplit(")", 1)[1].split()
+            if int(fields[2]) != process.pid:  # the process group
+                continue
+            rss = next(
+                line for line in (status.parent / "status").read_text().splitlines() if line.startswith("VmRSS:")
+            )
+        except (OSError, ValueError, IndexError, StopIteration):
+            continue
+        sizes.append(int(rss.split()[1]) // 1024)
+    return sorted(sizes, reverse=True)
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     os.killpg(process.pid, signal.SIGTERM)
     process.wait(timeout=30)
@@ -202,6 +219,7 @@ def main() -> None:
     urls = catalogue_urls(args.count)
     names = [n for n in args.scenarios.split(",") if n]
     rows = []
+    memory: dict[str, list[int]] = {}
     for backend in args.backends.split(","):
         url = urls[backend]
         account_ids, keys, max_id = asyncio.run(prepare(url, args.accounts))
@@ -221,6 +239,7 @@ def main() -> None:
                 if name == "search" and args.warmup:
                     run_wrk(args.port, "search.lua", args.warmup, args.connections, env)
                 results[name] = run_wrk(args.port, SCENARIOS[name][0], args.duration, args.connections, env)
+            memory[backend] = server_memory(server)
         finally:
             stop(server)
         exact, reveals = asyncio.run(ledger_is_exact(url, account_ids))
@@ -243,6 +262,8 @@ def main() -> None:
             f"{backend:<11}{name:<13}{figures['rps']:>9.0f}{figures['p50']:>9.1f}{figures['p99']:>9.1f}"
             f"{figures['non_2xx']:>9.0f}{ratio:>11.0%}"
         )
+    for backend, sizes in memory.items():
+        print(f"{backend:<11}resident memory of the server's processes after the run: {sizes} MB")
 
 
 if __name__ == "__main__":

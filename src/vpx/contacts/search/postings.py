@@ -67,6 +67,7 @@ def terms_of(row: Any) -> frozenset[str]:
 
 # --- reading -----------------------------------------------------------------------------------
 
+
 def pg_array(values: Iterable[object]) -> str:
     """A PostgreSQL array literal of ``values``, sent as one text parameter and cast on the server
     (``CAST(CAST(:p AS text) AS text[])``): an array-typed parameter costs asyncpg a type look-up of
@@ -77,9 +78,7 @@ def pg_array(values: Iterable[object]) -> str:
 
 _EXACT = {
     "sqlite": text("SELECT term, ids FROM search_postings WHERE term IN (SELECT value FROM json_each(:terms))"),
-    "postgresql": text(
-        "SELECT term, ids FROM search_postings WHERE term = ANY(CAST(CAST(:terms AS text) AS text[]))"
-    ),
+    "postgresql": text("SELECT term, ids FROM search_postings WHERE term = ANY(CAST(CAST(:terms AS text) AS text[]))"),
 }
 _PREFIXED = text("SELECT term, ids FROM search_postings WHERE term >= :low AND term < :high")
 # The highest code point: above any character a term can hold, in both databases' byte order.

@@ -50,7 +50,9 @@ def downgrade() -> None:
             if "search_terms" not in statement:
                 op.execute(statement)
         columns = core._FTS_COLUMNS
-        op.execute(f"INSERT INTO contacts_fts(rowid, {columns}) SELECT id, {columns} FROM contacts WHERE status = 'active'")
+        op.execute(
+            f"INSERT INTO contacts_fts(rowid, {columns}) SELECT id, {columns} FROM contacts WHERE status = 'active'"
+        )
         return
     for statement in core.POSTGRES_SEARCH:
         if "search_vector" in statement:
