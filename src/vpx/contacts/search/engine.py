@@ -18,6 +18,7 @@ nothing.
 from __future__ import annotations
 
 import time
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager
@@ -55,6 +56,8 @@ MAX_CORRECTIONS = 3
 BITMAP_MEMORY = 64 * 1024 * 1024
 # How long a result set's horizon is remembered for its later pages.
 HORIZON_SECONDS = 300.0
+# The first matches of an answer remembered (four pages of 25): later pages are worked out again.
+KEPT_IDS = 100
 
 # Searches read through an ORM session or a bare connection (the API's search uses the latter: it
 # has nothing to load into a session).
@@ -206,6 +209,38 @@ class Horizons:
             self.items.popitem(last=False)
 
 
+@dataclass(frozen=True)
+class Answer:
+    """A question's first matches in page order (at least KEPT_IDS of them), how many there are,
+    whether these are all, and the highest matching id (its result set's horizon)."""
+
+    ids: array[int]
+    total: int
+    complete: bool
+    highest: int
+
+
+class Answers:
+    """Recent answers, each for the postings' generation and pending changes it was worked out from
+    (any change to the catalogue makes a new one): a popular question costs the page's rows only."""
+
+    def __init__(self, capacity: int = 8192) -> None:
+        self.capacity = capacity
+        self.items: OrderedDict[Any, Answer] = OrderedDict()
+
+    def get(self, key: Any) -> Answer | None:
+        hit = self.items.get(key)
+        if hit is not None:
+            self.items.move_to_end(key)
+        return hit
+
+    def put(self, key: Any, answer: Answer) -> None:
+        self.items.pop(key, None)
+        self.items[key] = answer
+        while len(self.items) > self.capacity:
+            self.items.popitem(last=False)
+
+
 @dataclass
 class Terms:
     """The bitmaps one question needs, read (or remembered) and brought up to date with the changes
@@ -262,8 +297,10 @@ class BaseBackend:
         self.vocabulary = vocabulary or built_in()
         # Each query word's corrections (none when catalogue words start with it).
         self.corrections: AnswerCache[tuple[str, ...]] = AnswerCache(capacity=8192)
+        self.plans: AnswerCache[Plan] = AnswerCache(capacity=8192)
         self.bitmaps = BitmapMemory()
         self.horizons = Horizons()
+        self.answers = Answers()
         self.database: Database | None = None
 
     def refresh_from(self, database: Database) -> Self:
@@ -360,7 +397,9 @@ class BaseBackend:
             _apply_pending(terms, view.pending)
         return terms
 
-    async def _matches(self, session: Reader, query: SearchQuery, plan: Plan) -> tuple[list[BitMap], BitMap]:
+    async def _matches(
+        self, session: Reader, query: SearchQuery, plan: Plan, view: postings.View
+    ) -> tuple[list[BitMap], BitMap]:
         """The tiers of a question (one when it has no words) and all its matches, unclamped."""
         exact: set[str] = set()
         prefixes: set[str] = set()
@@ -374,7 +413,6 @@ class BaseBackend:
         exact.update(facets)
         if not facets and not plan.clauses:
             exact.add(EVERY_CONTACT)
-        view = await postings.read_view(session)
         terms = await self._read(session, view, exact, prefixes)
         base = _all_of([terms.term(t) for t in facets], terms.term(facets[0]) if facets else BitMap())
         filters = [_clause(terms, c, ("s:",)) for c in plan.specialty]
@@ -438,20 +476,38 @@ class BaseBackend:
 
     async def search(self, session: Reader, query: SearchQuery) -> SearchPage:
         query, interpreted = await self.interpret(session, query)
-        plan = await self.plan(session, query)
-        tiers, everything = await self._matches(session, query, plan)
+        plan = await self._plan(session, query)
+        view = await postings.read_view(session)
         key = query.count_key()
-        if query.offset == 0:
-            if everything:
-                self.horizons.put(key, everything.max())
-        else:
-            horizon = self.horizons.get(key)
+        horizon = self.horizons.get(key) if query.offset else None
+        end = query.offset + query.limit
+        remembered = (key, view.stamp, horizon)
+        answer = self.answers.get(remembered)
+        if answer is None or (end > len(answer.ids) and not answer.complete):
+            tiers, everything = await self._matches(session, query, plan, view)
             if horizon is not None:
                 tiers = [_up_to(tier, horizon) for tier in tiers]
-        total = sum(len(tier) for tier in tiers)
-        ids = _page(tiers, query.offset, query.limit)
+            kept = max(KEPT_IDS, end)
+            ids = _page(tiers, 0, kept)
+            total = sum(len(tier) for tier in tiers)
+            answer = Answer(array("q", ids), total, len(ids) == total, everything.max() if everything else 0)
+            if kept == KEPT_IDS:
+                self.answers.put(remembered, answer)
+        if query.offset == 0 and answer.highest:
+            self.horizons.put(key, answer.highest)
+        ids = list(answer.ids[query.offset : end])
         by_id = {row.id: row for row in await self.rows_by_id(session, ids)} if ids else {}
-        return SearchPage(rows=[by_id[i] for i in ids if i in by_id], total=total, interpreted=interpreted)
+        return SearchPage(rows=[by_id[i] for i in ids if i in by_id], total=answer.total, interpreted=interpreted)
+
+    async def _plan(self, session: Reader, query: SearchQuery) -> Plan:
+        """The question's plan, remembered as long as its words' corrections are (a minute)."""
+
+        async def compute(reader: Reader) -> Plan:
+            return await self.plan(reader, query)
+
+        return await self.plans.get(
+            (query.text, query.specialty, query.license_type), compute, session, background=self._background()
+        )
 
     async def matching_ids(self, session: Reader, query: SearchQuery) -> BitMap | None:
         """Every contact the question matches (words, place, filters), None when it has no words."""
@@ -459,7 +515,7 @@ class BaseBackend:
         plan = await self.plan(session, query)
         if plan.empty:
             return None
-        return (await self._matches(session, query, plan))[1]
+        return (await self._matches(session, query, plan, await postings.read_view(session)))[1]
 
     async def matching_condition(self, session: Reader, query: SearchQuery) -> Any:
         ids = await self.matching_ids(session, query)
