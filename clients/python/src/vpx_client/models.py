@@ -324,26 +324,39 @@ class ContactPreview(ApiModel):
 
 class Contact(ApiModel):
     business_name: Annotated[
-        str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F]*$")
+        str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$")
     ] = None
-    city: Annotated[str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F]*$")] = None
-    email: Annotated[str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F]*$")] = None
-    industry: Annotated[str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F]*$")] = (
-        None
-    )
+    city: Annotated[
+        str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$")
+    ] = None
+    email: Annotated[
+        str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$")
+    ] = None
+    industry: Annotated[
+        str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$")
+    ] = None
     phone: Annotated[
         str | None,
-        Field(examples=["+13035550100"], pattern="^[^\\u0000-\\u001F\\u007F]*$"),
+        Field(
+            examples=["+13035550100"],
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+        ),
     ] = None
     postal_code: Annotated[
-        str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F]*$")
+        str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$")
     ] = None
-    specialty: Annotated[str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F]*$")] = (
-        None
-    )
-    state: Annotated[str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F]*$")] = None
-    street: Annotated[str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F]*$")] = None
-    website: Annotated[str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F]*$")] = None
+    specialty: Annotated[
+        str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$")
+    ] = None
+    state: Annotated[
+        str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$")
+    ] = None
+    street: Annotated[
+        str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$")
+    ] = None
+    website: Annotated[
+        str | None, Field(pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$")
+    ] = None
 
 
 class ContributeRequest(ApiModel):
@@ -591,7 +604,7 @@ class GrantRequest(ApiModel):
             description="Shown in the ledger.",
             max_length=200,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Note",
         ),
     ] = "Granted by operator"
@@ -626,7 +639,9 @@ Referrer = TypeAliasType(
     Annotated[
         str,
         Field(
-            max_length=2048, pattern="^[^\\u0000-\\u001F\\u007F]*$", title="Referrer"
+            max_length=2048,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Referrer",
         ),
     ],
 )
@@ -637,7 +652,9 @@ UserAgent = TypeAliasType(
     Annotated[
         str,
         Field(
-            max_length=1000, pattern="^[^\\u0000-\\u001F\\u007F]*$", title="User Agent"
+            max_length=1000,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="User Agent",
         ),
     ],
 )
@@ -672,7 +689,7 @@ class IdentifyRequest(ApiModel):
         Field(
             max_length=2048,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Url",
         ),
     ]
@@ -687,6 +704,34 @@ class InboundAccepted(ApiModel):
     kind: Annotated[
         Literal["reply", "auto_reply", "bounce", "delayed", "other", "duplicate"],
         Field(title="Kind"),
+    ]
+
+
+class Interpretation(ApiModel):
+    """
+    How the search read its question.
+    """
+
+    city: Annotated[
+        str | None,
+        Field(
+            description="The city searched: the `city` filter, else a trailing place of the words.",
+            title="City",
+        ),
+    ]
+    q: Annotated[
+        str,
+        Field(
+            description="The words searched for, without a place read from them.",
+            title="Q",
+        ),
+    ]
+    state: Annotated[
+        str | None,
+        Field(
+            description="The state searched: the `state` filter, else a trailing place of the words.",
+            title="State",
+        ),
     ]
 
 
@@ -719,7 +764,12 @@ IpAllowlist = TypeAliasType(
 Name = TypeAliasType(
     "Name",
     Annotated[
-        str, Field(max_length=200, pattern="^[^\\u0000-\\u001F\\u007F]*$", title="Name")
+        str,
+        Field(
+            max_length=200,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Name",
+        ),
     ],
 )
 
@@ -830,7 +880,9 @@ FromName = TypeAliasType(
     Annotated[
         str,
         Field(
-            max_length=200, pattern="^[^\\u0000-\\u001F\\u007F]*$", title="From Name"
+            max_length=200,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="From Name",
         ),
     ],
 )
@@ -858,7 +910,7 @@ ImapPassword = TypeAliasType(
             description="Sealed at rest; never returned.",
             max_length=500,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Imap Password",
         ),
     ],
@@ -877,7 +929,7 @@ ImapUsername = TypeAliasType(
         Field(
             max_length=320,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Imap Username",
         ),
     ],
@@ -892,7 +944,7 @@ SmtpPassword = TypeAliasType(
             description="Sealed at rest; never returned.",
             max_length=500,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Smtp Password",
         ),
     ],
@@ -906,7 +958,7 @@ SmtpUsername = TypeAliasType(
         Field(
             max_length=320,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Smtp Username",
         ),
     ],
@@ -997,7 +1049,7 @@ ImapPassword1 = TypeAliasType(
         Field(
             max_length=500,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Imap Password",
         ),
     ],
@@ -1045,7 +1097,7 @@ SmtpPassword1 = TypeAliasType(
         Field(
             max_length=500,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Smtp Password",
         ),
     ],
@@ -1363,7 +1415,11 @@ class RuleCreate(ApiModel):
     ]
     name: Annotated[
         str | None,
-        Field(max_length=200, pattern="^[^\\u0000-\\u001F\\u007F]*$", title="Name"),
+        Field(
+            max_length=200,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Name",
+        ),
     ] = ""
     states: Annotated[
         list[Literal["AK", "AL", "AR", "AS", "AZ", "CA", "CO", "CT", "DC", "DE", "FL", "GA", "GU", "HI", "IA", "ID", "IL", "IN", "KS", "KY", "LA", "MA", "MD", "ME", "MI", "MN", "MO", "MP", "MS", "MT", "NC", "ND", "NE", "NH", "NJ", "NM", "NV", "NY", "OH", "OK", "OR", "PA", "PR", "RI", "SC", "SD", "TN", "TX", "UT", "VA", "VI", "VT", "WA", "WI", "WV", "WY", "ak", "al", "ar", "as", "az", "ca", "co", "ct", "dc", "de", "fl", "ga", "gu", "hi", "ia", "id", "il", "in", "ks", "ky", "la", "ma", "md", "me", "mi", "mn", "mo", "mp", "ms", "mt", "nc", "nd", "ne", "nh", "nj", "nm", "nv", "ny", "oh", "ok", "or", "pa", "pr", "ri", "sc", "sd", "tn", "tx", "ut", "va", "vi", "vt", "wa", "wi", "wv", "wy"]],
@@ -1484,7 +1540,12 @@ class RuleView(ApiModel):
 City = TypeAliasType(
     "City",
     Annotated[
-        str, Field(max_length=120, pattern="^[^\\u0000-\\u001F\\u007F]*$", title="City")
+        str,
+        Field(
+            max_length=120,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="City",
+        ),
     ],
 )
 
@@ -1494,7 +1555,9 @@ LicenseType = TypeAliasType(
     Annotated[
         str,
         Field(
-            max_length=120, pattern="^[^\\u0000-\\u001F\\u007F]*$", title="License Type"
+            max_length=120,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="License Type",
         ),
     ],
 )
@@ -1507,7 +1570,7 @@ Q = TypeAliasType(
         Field(
             description="Synonym of `query`.",
             max_length=200,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Q",
         ),
     ],
@@ -1521,7 +1584,7 @@ Query = TypeAliasType(
         Field(
             description="Business name, category or keyword.",
             max_length=200,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Query",
         ),
     ],
@@ -1535,7 +1598,7 @@ Specialty = TypeAliasType(
         Field(
             description="Words the specialty starts with.",
             max_length=200,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Specialty",
         ),
     ],
@@ -1579,10 +1642,17 @@ class SearchBody(ApiModel):
 
 class SearchResult(ApiModel):
     contacts: Annotated[list[ContactPreview], Field(title="Contacts")]
+    interpreted: Annotated[
+        Interpretation | None,
+        Field(
+            description="How the words were read (null without words): a trailing place such as `dentists in austin tx` or `… near Austin, TX` becomes the city and state searched; the `city` and `state` filters win over such a place.",
+            examples=[{"city": "Austin", "q": "dentists", "state": "TX"}],
+        ),
+    ] = None
     limit: Annotated[int, Field(title="Limit")]
     offset: Annotated[int, Field(title="Offset")]
     total: Annotated[
-        int, Field(description="All matches, not just this page.", title="Total")
+        int, Field(description="All matches, not just this page; exact.", title="Total")
     ]
 
 
@@ -1665,7 +1735,7 @@ Name2 = TypeAliasType(
         Field(
             max_length=200,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Name",
         ),
     ],
@@ -1842,7 +1912,12 @@ class SignalView(ApiModel):
 Name3 = TypeAliasType(
     "Name3",
     Annotated[
-        str, Field(max_length=200, pattern="^[^\\u0000-\\u001F\\u007F]*$", title="Name")
+        str,
+        Field(
+            max_length=200,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Name",
+        ),
     ],
 )
 
@@ -1855,7 +1930,7 @@ Topic = TypeAliasType(
             description="What a visit to the site counts as research on, for topic_surge (default: the domain).",
             max_length=200,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Topic",
         ),
     ],
@@ -1953,7 +2028,7 @@ class SuspendRequest(ApiModel):
             description="Kept in the audit trail for operators.",
             max_length=500,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Reason",
         ),
     ]
@@ -1997,7 +2072,9 @@ class WebhookCreate(ApiModel):
     description: Annotated[
         str | None,
         Field(
-            max_length=200, pattern="^[^\\u0000-\\u001F\\u007F]*$", title="Description"
+            max_length=200,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Description",
         ),
     ] = ""
     events: Annotated[
@@ -2050,7 +2127,9 @@ Description = TypeAliasType(
     Annotated[
         str,
         Field(
-            max_length=200, pattern="^[^\\u0000-\\u001F\\u007F]*$", title="Description"
+            max_length=200,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Description",
         ),
     ],
 )
@@ -2258,7 +2337,7 @@ class EmailStep(ApiModel):
             description="A template (Jinja2, sandboxed).",
             max_length=300,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Subject",
         ),
     ]
@@ -2375,7 +2454,7 @@ class KeyCreate(ApiModel):
         Field(
             description="A name to recognise the key by.",
             max_length=200,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Name",
         ),
     ] = ""
@@ -2443,6 +2522,7 @@ class KeyCreated(ApiModel):
 class KeyList(ApiModel):
     active_keys: Annotated[int, Field(title="Active Keys")]
     keys: Annotated[list[KeyView], Field(title="Keys")]
+    limit: Annotated[int, Field(title="Limit")]
     max_active_keys: Annotated[
         int,
         Field(
@@ -2450,10 +2530,32 @@ class KeyList(ApiModel):
             title="Max Active Keys",
         ),
     ]
+    max_keys: Annotated[
+        int,
+        Field(
+            description="Keys the account keeps, active and revoked: a new key past it forgets the keys revoked longest ago.",
+            title="Max Keys",
+        ),
+    ]
+    next_cursor: Annotated[
+        str | None,
+        Field(
+            description="Pass as `cursor` for the next page; null at the end.",
+            title="Next Cursor",
+        ),
+    ]
 
 
 class MailboxList(ApiModel):
+    limit: Annotated[int, Field(description="The page size asked for.", title="Limit")]
     mailboxes: Annotated[list[MailboxView], Field(title="Mailboxes")]
+    next_cursor: Annotated[
+        str | None,
+        Field(
+            description="Pass as `cursor` for the next page; null at the end.",
+            title="Next Cursor",
+        ),
+    ]
 
 
 class ProviderKeyList(ApiModel):
@@ -2549,7 +2651,15 @@ class RevealedContactView(ApiModel):
 
 
 class RuleList(ApiModel):
-    rules: Annotated[list[RuleView], Field(title="Rules")]
+    limit: Annotated[int, Field(title="Limit")]
+    next_cursor: Annotated[
+        str | None,
+        Field(
+            description="Pass as `cursor` for the next page; null at the end.",
+            title="Next Cursor",
+        ),
+    ]
+    rules: Annotated[list[RuleView], Field(description="Oldest first.", title="Rules")]
 
 
 class SignalBatchResult(ApiModel):
@@ -2577,6 +2687,13 @@ class SignalPurchase(ApiModel):
 
 
 class SiteList(ApiModel):
+    next_cursor: Annotated[
+        str | None,
+        Field(
+            description="The next page's cursor; null on the last page.",
+            title="Next Cursor",
+        ),
+    ] = None
     sites: Annotated[list[SiteView], Field(title="Sites")]
 
 
@@ -2642,7 +2759,13 @@ class BatchRevealResult(ApiModel):
 
 class EnrollmentList(ApiModel):
     enrollments: Annotated[list[EnrollmentView], Field(title="Enrollments")]
-    next_cursor: Annotated[str | None, Field(title="Next Cursor")]
+    next_cursor: Annotated[
+        str | None,
+        Field(
+            description="Pass as `cursor` for the next page; null at the end.",
+            title="Next Cursor",
+        ),
+    ]
 
 
 class PurchasePage(ApiModel):
@@ -2661,7 +2784,7 @@ class SequenceCreate(ApiModel):
         Field(
             max_length=200,
             min_length=1,
-            pattern="^[^\\u0000-\\u001F\\u007F]*$",
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
             title="Name",
         ),
     ]
@@ -2724,4 +2847,12 @@ class SignalBatchResponse(ApiModel):
 
 
 class SequenceList(ApiModel):
+    limit: Annotated[int, Field(description="The page size asked for.", title="Limit")]
+    next_cursor: Annotated[
+        str | None,
+        Field(
+            description="Pass as `cursor` for the next page; null at the end.",
+            title="Next Cursor",
+        ),
+    ]
     sequences: Annotated[list[SequenceView], Field(title="Sequences")]
