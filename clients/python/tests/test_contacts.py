@@ -45,6 +45,22 @@ async def test_search_tolerates_typos_and_reports_the_rate_limit(factory: Factor
     assert client.rate_limit == page.meta.rate_limit
 
 
+async def test_search_says_how_it_read_the_question(factory: Factory, connect) -> None:
+    """`interpreted`: the words searched and a trailing place read as the city and state; null
+    without words."""
+    account = await factory.account()
+    ids = await plumbers(factory, 1)
+    client = connect(account.keys["ro"])
+
+    read = await client.contacts.search("plumbers in san diego ca", limit=100)
+    filtered = await client.contacts.search(state="CA", limit=1)
+
+    assert read.interpreted is not None
+    assert (read.interpreted.q, read.interpreted.city, read.interpreted.state) == ("plumbers", "San Diego", "CA")
+    assert set(ids) <= {c.id for c in read.contacts}
+    assert filtered.interpreted is None
+
+
 async def test_iterate_walks_every_page_by_offset_without_repeats(factory: Factory, connect) -> None:
     account = await factory.account()
     tag = uuid.uuid4().hex[:8]

@@ -222,3 +222,117 @@ async def test_sequences_and_mailboxes(factory: Factory, connect) -> None:
     assert [e.field for e in unreachable.value.errors] == ["smtp"] and handed_in.meta.status_code == 202
     assert [s.id for s in (await client.sequences.list()).sequences] == [sequence.id]
     assert (await client.sequences.get(sequence.id)).id == sequence.id
+
+
+async def test_own_lists_page_with_limit_and_cursor(factory: Factory, connect) -> None:
+    """Keys, auto-buy rules, sites, sequences, mailboxes and enrollments: ``limit``/``cursor`` give one
+    page at a time, the iterators walk them all, and the default page holds everything."""
+    account = await factory.account()
+    contacts = [
+        await factory.contact(phone=f"+1303555{n:04d}", business_name=f"Paged {uuid.uuid4().hex[:6]}")
+        for n in (1881, 1882)
+    ]
+    client = connect(account.keys["full"])
+    for contact_id in contacts:
+        await client.contacts.reveal(contact_id)
+    for n in range(2):
+        await client.autobuy.create_rule(industries=["solar"], states=["CO"], min_confidence=0.5, name=f"rule {n}")
+        await client.visitors.create_site(f"www.paged{n}-{uuid.uuid4().hex[:6]}.example")
+        await client.mailboxes.create(
+            f"sam{n}@acme.example", smtp_host="127.0.0.1", smtp_port=2525, smtp_security="none",
+            postal_address="Acme Inc, 1 Main St, Denver CO 80202",
+        )  # fmt: skip
+    mailbox_id = (await client.mailboxes.list()).mailboxes[0].id
+    steps = [EmailStep(type="email", subject="Hello", body="Hi")]
+    sequences = [await client.sequences.create(f"Paged {n}", mailbox_id, steps) for n in range(2)]
+    enrolled = await client.sequences.enroll(sequences[0].id, contacts)
+
+    lists = {
+        "keys": (client.account.keys, client.account.iterate_keys, "keys"),
+        "rules": (client.autobuy.list_rules, client.autobuy.iterate_rules, "rules"),
+        "sites": (client.visitors.sites, client.visitors.iterate_sites, "sites"),
+        "sequences": (client.sequences.list, client.sequences.iterate, "sequences"),
+        "mailboxes": (client.mailboxes.list, client.mailboxes.iterate, "mailboxes"),
+    }
+    for name, (one_page, iterate, field) in lists.items():
+        everything = await one_page()
+        first = await one_page(limit=1)
+        second = await one_page(limit=1, cursor=first.next_cursor)
+        walked = [item async for item in iterate(page_size=1)]
+        ids = [item.id for item in getattr(everything, field)]
+        assert len(ids) >= 2 and everything.next_cursor is None, name
+        assert [item.id for item in getattr(first, field)] == ids[:1] and first.next_cursor, name
+        assert [item.id for item in getattr(second, field)] == ids[1:2], name
+        assert [item.id for item in walked] == ids, name
+        assert walked[0].meta.status_code == 200, name
+    keys = await client.account.keys(limit=1)
+    assert keys.limit == 1 and keys.max_keys == 100
+
+    page = await client.sequences.enrollments(sequences[0].id, limit=1)
+    walked_enrollments = [e.id async for e in client.sequences.iterate_enrollments(sequences[0].id, page_size=1)]
+    assert len(page.enrollments) == 1 and page.next_cursor
+    assert sorted(walked_enrollments) == sorted(r.enrollment_id for r in enrolled.results)
+
+
+async def test_a_sequence_is_deleted(factory: Factory, connect) -> None:
+    account = await factory.account()
+    contact_id = await factory.contact(phone="+13035551883", business_name=f"Deleted Co {uuid.uuid4().hex[:6]}")
+    client = connect(account.keys["full"])
+    await client.contacts.reveal(contact_id)
+    mailbox = await client.mailboxes.create(
+        "del@acme.example", smtp_host="127.0.0.1", smtp_port=2525, smtp_security="none",
+        postal_address="Acme Inc, 1 Main St, Denver CO 80202",
+    )  # fmt: skip
+    sequence = await client.sequences.create("To delete", mailbox.id, [EmailStep(type="email", subject="Hi", body="x")])
+    await client.sequences.enroll(sequence.id, [contact_id])
+
+    deleted = await client.sequences.delete(sequence.id)
+
+    assert deleted.status_code == 204
+    assert (await client.sequences.list()).sequences == []
+    with pytest.raises(vpx_client.NotFound):
+        await client.sequences.get(sequence.id)
+    with pytest.raises(vpx_client.NotFound):
+        await client.sequences.delete(sequence.id)
+
+
+async def test_creating_past_a_cap_is_a_conflict(factory: Factory, connect, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caps on an account's sites, rules, sequences and mailboxes answer 409 `conflict`: the
+    client's `Conflict`, nothing created. (The server's caps lowered to 1 for the test: the same check.)"""
+    from vpx.autobuy import service as autobuy_service
+    from vpx.mailboxes import service as mailbox_service
+    from vpx.sequences import service as sequence_service
+    from vpx.visitors import service as visitor_service
+
+    monkeypatch.setattr(visitor_service, "MAX_SITES_PER_ACCOUNT", 1)
+    monkeypatch.setattr(autobuy_service, "MAX_RULES_PER_ACCOUNT", 1)
+    monkeypatch.setattr(sequence_service, "MAX_SEQUENCES_PER_ACCOUNT", 1)
+    monkeypatch.setattr(mailbox_service, "MAX_MAILBOXES_PER_ACCOUNT", 1)
+    client = connect((await factory.account()).keys["full"])
+
+    def mailbox(email: str):
+        return client.mailboxes.create(
+            email, smtp_host="127.0.0.1", smtp_port=2525, smtp_security="none",
+            postal_address="Acme Inc, 1 Main St, Denver CO 80202",
+        )  # fmt: skip
+
+    first_mailbox = await mailbox("one@acme.example")
+    steps = [EmailStep(type="email", subject="Hi", body="x")]
+    creations = [
+        lambda: client.visitors.create_site(f"www.cap-{uuid.uuid4().hex[:6]}.example"),
+        lambda: client.autobuy.create_rule(industries=["solar"], states=["CO"], min_confidence=0.5),
+        lambda: client.sequences.create("Capped", first_mailbox.id, steps),
+    ]
+    refused = []
+    for create in creations:
+        await create()
+        with pytest.raises(vpx_client.Conflict) as past:
+            await create()
+        refused.append(past.value)
+    with pytest.raises(vpx_client.Conflict) as past_mailbox:
+        await mailbox("two@acme.example")
+    refused.append(past_mailbox.value)
+
+    assert [(type(e), e.status, e.code) for e in refused] == [(vpx_client.Conflict, 409, "conflict")] * 4
+    assert len((await client.visitors.sites()).sites) == 1
+    assert len((await client.mailboxes.list()).mailboxes) == 1

@@ -74,6 +74,17 @@ class ConnectionFailed(VpxError):
     """No answer: the connection failed or timed out (after the retries the request allowed)."""
 
 
+class StreamClosed(VpxError):
+    """The signal stream's access ended while it was open: the service's last event was `closed`, and
+    the stream does not reconnect. ``reason`` says why (`key_revoked`, `ip_not_allowed`,
+    `account_suspended`, `account_deleted`, `signed_out`, `session_expired`, or a reason a newer service
+    adds); ``detail`` is the service's sentence for people."""
+
+    @property
+    def reason(self) -> str:
+        return self.code or "unknown"
+
+
 # --- By HTTP status: the fallback for codes this client does not know ---
 
 

@@ -51,8 +51,17 @@ class AsyncAccount:
 
     # --- API keys (D28), Full Access ---
 
-    async def keys(self, *, status: str | None = None) -> KeyList:
-        return await self._t.call("GET", "/keys", KeyList, params=_policy.query(status=status))
+    async def keys(self, *, status: str | None = None, limit: int | None = None, cursor: str | None = None) -> KeyList:
+        """One page of the account's keys, active and revoked (``status`` picks one); the default page
+        holds them all (``max_keys``), ``next_cursor`` leads to the next."""
+        params = _policy.query(status=status, limit=limit, cursor=cursor)
+        return await self._t.call("GET", "/keys", KeyList, params=params)
+
+    def iterate_keys(self, *, status: str | None = None, page_size: int = 100) -> AsyncIterator[KeyView]:
+        async def page(at: str | None) -> KeyList:
+            return await self.keys(status=status, limit=page_size, cursor=at)
+
+        return by_cursor(page, lambda p: p.next_cursor, lambda p: p.keys)
 
     async def create_key(
         self,

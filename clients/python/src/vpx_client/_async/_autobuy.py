@@ -45,8 +45,16 @@ class AsyncAutoBuy:
         )  # fmt: skip
         return await self._t.call("POST", "/buyer/auto-buy/rules", RuleView, body=body)
 
-    async def list_rules(self) -> RuleList:
-        return await self._t.call("GET", "/buyer/auto-buy/rules", RuleList)
+    async def list_rules(self, *, limit: int | None = None, cursor: str | None = None) -> RuleList:
+        """One page of the rules, oldest first; the default page holds every rule an account may have."""
+        params = _policy.query(limit=limit, cursor=cursor)
+        return await self._t.call("GET", "/buyer/auto-buy/rules", RuleList, params=params)
+
+    def iterate_rules(self, *, page_size: int = 100) -> AsyncIterator[RuleView]:
+        async def page(at: str | None) -> RuleList:
+            return await self.list_rules(limit=page_size, cursor=at)
+
+        return by_cursor(page, lambda p: p.next_cursor, lambda p: p.rules)
 
     async def get_rule(self, rule_id: str) -> RuleView:
         return await self._t.call("GET", f"/buyer/auto-buy/rules/{seg(rule_id)}", RuleView)

@@ -53,8 +53,16 @@ class AsyncSequences:
         )
         return await self._t.call("POST", "/sequences", SequenceView, body=body)
 
-    async def list(self) -> SequenceList:
-        return await self._t.call("GET", "/sequences", SequenceList)
+    async def list(self, *, limit: int | None = None, cursor: str | None = None) -> SequenceList:
+        """One page of the sequences; the default page holds every sequence an account may have."""
+        params = _policy.query(limit=limit, cursor=cursor)
+        return await self._t.call("GET", "/sequences", SequenceList, params=params)
+
+    def iterate(self, *, page_size: int = 100) -> AsyncIterator[SequenceView]:
+        async def page(at: str | None) -> SequenceList:
+            return await self.list(limit=page_size, cursor=at)
+
+        return by_cursor(page, lambda p: p.next_cursor, lambda p: p.sequences)
 
     async def get(self, sequence_id: str) -> SequenceView:
         return await self._t.call("GET", f"/sequences/{seg(sequence_id)}", SequenceView)
@@ -76,6 +84,11 @@ class AsyncSequences:
         )
         return await self._t.call("PATCH", f"/sequences/{seg(sequence_id)}", SequenceView, body=body)
 
+    async def delete(self, sequence_id: str) -> ResponseMeta:
+        """Deletes the sequence with its versions, enrollments and the record of their messages; nothing
+        more is sent. The account's unsubscribes stay."""
+        return await self._t.call_empty("DELETE", f"/sequences/{seg(sequence_id)}")
+
     async def pause(self, sequence_id: str) -> SequenceView:
         return await self._t.call("POST", f"/sequences/{seg(sequence_id)}/pause", SequenceView)
 
@@ -90,14 +103,16 @@ class AsyncSequences:
         return await self._t.call("POST", f"/sequences/{seg(sequence_id)}/enrollments", EnrollResponse, body=body)
 
     async def enrollments(
-        self, sequence_id: str, *, status: str | None = None, cursor: str | None = None
+        self, sequence_id: str, *, status: str | None = None, cursor: str | None = None, limit: int | None = None
     ) -> EnrollmentList:
-        params = _policy.query(status=status, cursor=cursor)
+        params = _policy.query(status=status, cursor=cursor, limit=limit)
         return await self._t.call("GET", f"/sequences/{seg(sequence_id)}/enrollments", EnrollmentList, params=params)
 
-    def iterate_enrollments(self, sequence_id: str, *, status: str | None = None) -> AsyncIterator[EnrollmentView]:
+    def iterate_enrollments(
+        self, sequence_id: str, *, status: str | None = None, page_size: int = 100
+    ) -> AsyncIterator[EnrollmentView]:
         async def page(at: str | None) -> EnrollmentList:
-            return await self.enrollments(sequence_id, status=status, cursor=at)
+            return await self.enrollments(sequence_id, status=status, cursor=at, limit=page_size)
 
         return by_cursor(page, lambda p: p.next_cursor, lambda p: p.enrollments)
 
@@ -141,8 +156,16 @@ class AsyncMailboxes:
         )  # fmt: skip
         return await self._t.call("POST", "/mailboxes", MailboxView, body=body)
 
-    async def list(self) -> MailboxList:
-        return await self._t.call("GET", "/mailboxes", MailboxList)
+    async def list(self, *, limit: int | None = None, cursor: str | None = None) -> MailboxList:
+        """One page of the mailboxes; the default page holds every mailbox an account may have."""
+        params = _policy.query(limit=limit, cursor=cursor)
+        return await self._t.call("GET", "/mailboxes", MailboxList, params=params)
+
+    def iterate(self, *, page_size: int = 100) -> AsyncIterator[MailboxView]:
+        async def page(at: str | None) -> MailboxList:
+            return await self.list(limit=page_size, cursor=at)
+
+        return by_cursor(page, lambda p: p.next_cursor, lambda p: p.mailboxes)
 
     async def get(self, mailbox_id: str) -> MailboxView:
         return await self._t.call("GET", f"/mailboxes/{seg(mailbox_id)}", MailboxView)

@@ -22,8 +22,16 @@ class AsyncVisitors:
         body = _policy.body_of(None, {"domain": domain, "name": name, "topic": topic})
         return await self._t.call("POST", "/visitors/sites", SiteView, body=body)
 
-    async def sites(self) -> SiteList:
-        return await self._t.call("GET", "/visitors/sites", SiteList)
+    async def sites(self, *, limit: int | None = None, cursor: str | None = None) -> SiteList:
+        """One page of the sites; the default page holds every site an account may have."""
+        params = _policy.query(limit=limit, cursor=cursor)
+        return await self._t.call("GET", "/visitors/sites", SiteList, params=params)
+
+    def iterate_sites(self, *, page_size: int = 100) -> AsyncIterator[SiteView]:
+        async def page(at: str | None) -> SiteList:
+            return await self.sites(limit=page_size, cursor=at)
+
+        return by_cursor(page, lambda p: p.next_cursor, lambda p: p.sites)
 
     async def get_site(self, site_id: str) -> SiteView:
         return await self._t.call("GET", f"/visitors/sites/{seg(site_id)}", SiteView)

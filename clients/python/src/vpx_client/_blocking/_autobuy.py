@@ -46,8 +46,16 @@ class AutoBuy:
         )  # fmt: skip
         return self._t.call("POST", "/buyer/auto-buy/rules", RuleView, body=body)
 
-    def list_rules(self) -> RuleList:
-        return self._t.call("GET", "/buyer/auto-buy/rules", RuleList)
+    def list_rules(self, *, limit: int | None = None, cursor: str | None = None) -> RuleList:
+        """One page of the rules, oldest first; the default page holds every rule an account may have."""
+        params = _policy.query(limit=limit, cursor=cursor)
+        return self._t.call("GET", "/buyer/auto-buy/rules", RuleList, params=params)
+
+    def iterate_rules(self, *, page_size: int = 100) -> Iterator[RuleView]:
+        def page(at: str | None) -> RuleList:
+            return self.list_rules(limit=page_size, cursor=at)
+
+        return by_cursor(page, lambda p: p.next_cursor, lambda p: p.rules)
 
     def get_rule(self, rule_id: str) -> RuleView:
         return self._t.call("GET", f"/buyer/auto-buy/rules/{seg(rule_id)}", RuleView)

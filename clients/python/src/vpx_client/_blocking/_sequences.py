@@ -54,8 +54,16 @@ class Sequences:
         )
         return self._t.call("POST", "/sequences", SequenceView, body=body)
 
-    def list(self) -> SequenceList:
-        return self._t.call("GET", "/sequences", SequenceList)
+    def list(self, *, limit: int | None = None, cursor: str | None = None) -> SequenceList:
+        """One page of the sequences; the default page holds every sequence an account may have."""
+        params = _policy.query(limit=limit, cursor=cursor)
+        return self._t.call("GET", "/sequences", SequenceList, params=params)
+
+    def iterate(self, *, page_size: int = 100) -> Iterator[SequenceView]:
+        def page(at: str | None) -> SequenceList:
+            return self.list(limit=page_size, cursor=at)
+
+        return by_cursor(page, lambda p: p.next_cursor, lambda p: p.sequences)
 
     def get(self, sequence_id: str) -> SequenceView:
         return self._t.call("GET", f"/sequences/{seg(sequence_id)}", SequenceView)
@@ -77,6 +85,11 @@ class Sequences:
         )
         return self._t.call("PATCH", f"/sequences/{seg(sequence_id)}", SequenceView, body=body)
 
+    def delete(self, sequence_id: str) -> ResponseMeta:
+        """Deletes the sequence with its versions, enrollments and the record of their messages; nothing
+        more is sent. The account's unsubscribes stay."""
+        return self._t.call_empty("DELETE", f"/sequences/{seg(sequence_id)}")
+
     def pause(self, sequence_id: str) -> SequenceView:
         return self._t.call("POST", f"/sequences/{seg(sequence_id)}/pause", SequenceView)
 
@@ -91,14 +104,16 @@ class Sequences:
         return self._t.call("POST", f"/sequences/{seg(sequence_id)}/enrollments", EnrollResponse, body=body)
 
     def enrollments(
-        self, sequence_id: str, *, status: str | None = None, cursor: str | None = None
+        self, sequence_id: str, *, status: str | None = None, cursor: str | None = None, limit: int | None = None
     ) -> EnrollmentList:
-        params = _policy.query(status=status, cursor=cursor)
+        params = _policy.query(status=status, cursor=cursor, limit=limit)
         return self._t.call("GET", f"/sequences/{seg(sequence_id)}/enrollments", EnrollmentList, params=params)
 
-    def iterate_enrollments(self, sequence_id: str, *, status: str | None = None) -> Iterator[EnrollmentView]:
+    def iterate_enrollments(
+        self, sequence_id: str, *, status: str | None = None, page_size: int = 100
+    ) -> Iterator[EnrollmentView]:
         def page(at: str | None) -> EnrollmentList:
-            return self.enrollments(sequence_id, status=status, cursor=at)
+            return self.enrollments(sequence_id, status=status, cursor=at, limit=page_size)
 
         return by_cursor(page, lambda p: p.next_cursor, lambda p: p.enrollments)
 
@@ -142,8 +157,16 @@ class Mailboxes:
         )  # fmt: skip
         return self._t.call("POST", "/mailboxes", MailboxView, body=body)
 
-    def list(self) -> MailboxList:
-        return self._t.call("GET", "/mailboxes", MailboxList)
+    def list(self, *, limit: int | None = None, cursor: str | None = None) -> MailboxList:
+        """One page of the mailboxes; the default page holds every mailbox an account may have."""
+        params = _policy.query(limit=limit, cursor=cursor)
+        return self._t.call("GET", "/mailboxes", MailboxList, params=params)
+
+    def iterate(self, *, page_size: int = 100) -> Iterator[MailboxView]:
+        def page(at: str | None) -> MailboxList:
+            return self.list(limit=page_size, cursor=at)
+
+        return by_cursor(page, lambda p: p.next_cursor, lambda p: p.mailboxes)
 
     def get(self, mailbox_id: str) -> MailboxView:
         return self._t.call("GET", f"/mailboxes/{seg(mailbox_id)}", MailboxView)

@@ -6,10 +6,15 @@ the read timeout) is opened again with `Last-Event-ID`: the service replays what
 event at or below the last id already yielded is dropped, so none is yielded twice. A stream started
 without an id starts after the newest matching signal (one `GET /signals?limit=1` first), so that
 every connection, the first included, names where it resumes.
+
+A stream whose access ended while it was open (key revoked, account suspended…) gets a last
+`closed` event naming the reason: that is the end, not a disconnection. The stream raises
+`StreamClosed` and connects no more (a new connection would only be refused).
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import random
 from collections import deque
@@ -22,7 +27,7 @@ from vpx_client._blocking._transport import Transport
 from vpx_client._io import sync_sleep
 from vpx_client._meta import ResponseMeta, attach
 from vpx_client._sse import EventParser, RawEvent, SignalEvent
-from vpx_client.errors import ConnectionFailed, RateLimited, ServerError
+from vpx_client.errors import ConnectionFailed, RateLimited, ServerError, StreamClosed
 from vpx_client.models import SignalPage, SignalView
 
 log = logging.getLogger("vpx_client")
@@ -35,7 +40,8 @@ _RECENT_IDS = 1000
 class SignalStream:
     """Iterate it for `SignalEvent`s; ``last_event_id`` is the id to resume from (keep it to resume
     in another process: ``client.signals.stream(last_event_id=...)``). Close it, or use it as a
-    context manager, to end the connection."""
+    context manager, to end the connection. When the service closes the stream for good (its access
+    ended), iterating raises `StreamClosed` and ``closed_reason`` keeps its reason."""
 
     def __init__(
         self,
@@ -48,6 +54,7 @@ class SignalStream:
     ) -> None:
         self.last_event_id = last_event_id
         self.connections = 0
+        self.closed_reason: str | None = None
         self._transport = transport
         self._params = dict(params)
         self._timeout = httpx.Timeout(10.0, read=read_timeout)
@@ -111,7 +118,14 @@ class SignalStream:
             try:
                 for line in response.iter_lines():
                     raw = parser.feed(line)
-                    if raw is None or raw.event != "signal" or not self._is_new(raw.id):
+                    if raw is None:
+                        continue
+                    if raw.event == "closed":
+                        # The access ended: no reconnection, whatever the connection does next.
+                        closed = self._closed(raw, answer.meta)
+                        self.closed_reason = closed.reason
+                        raise closed
+                    if raw.event != "signal" or not self._is_new(raw.id):
                         continue
                     event = self._event(raw, answer.meta)
                     if raw.id is not None:
@@ -131,6 +145,20 @@ class SignalStream:
         the first event misses nothing either."""
         page = self._transport.call("GET", "/signals", SignalPage, params={**self._params, "limit": "1"})
         return str(page.signals[0].sequence) if page.signals else "0"
+
+    @staticmethod
+    def _closed(raw: RawEvent, meta: ResponseMeta) -> StreamClosed:
+        """The error for the `closed` event, whose data is {"reason", "detail"} (read leniently: a
+        reason this client does not know is kept as it is)."""
+        try:
+            data = json.loads(raw.data)
+        except ValueError:
+            data = None
+        fields = data if isinstance(data, dict) else {}
+        reason = fields.get("reason") if isinstance(fields.get("reason"), str) else "unknown"
+        detail = fields.get("detail") if isinstance(fields.get("detail"), str) else None
+        message = f"the service closed the signal stream: {reason}" + (f" ({detail})" if detail else "")
+        return StreamClosed(message, problem={"code": reason, "detail": detail}, meta=meta)
 
     @staticmethod
     def _event(raw: RawEvent, meta: ResponseMeta) -> SignalEvent:
