@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import UTC, datetime
+from typing import Any
 
 import httpx
 import pytest
@@ -94,7 +95,8 @@ async def test_mixed_batch_is_charged_exactly(app: FastAPI, client: httpx.AsyncC
         (ids["Hot Four"], "insufficient_credits", 0),
         (ids["Plain One"], "revealed", 1),
     ]
-    assert [("contact" in r) for r in body["results"]] == [True, True, False, False, True, True, True, False, True]
+    with_record = [r["contact"] is not None for r in body["results"]]
+    assert with_record == [True, True, False, False, True, True, True, False, True]
     assert body["results"][0]["contact"]["business_name"] == "Hot One"
     assert body["counts"] == {
         "revealed": 5,
@@ -236,3 +238,41 @@ async def test_batch_spends_free_credits_first_like_single_reveals(
             )
         )
     assert after == [29, 23, 17, 11, 5]
+
+
+def _missing_required(document: dict[str, Any], schema: dict[str, Any], value: object, where: str) -> list[str]:
+    """The places where ``value`` lacks a property its OpenAPI schema marks required (nullable or not)."""
+    while "$ref" in schema:
+        schema = document["components"]["schemas"][schema["$ref"].rsplit("/", 1)[1]]
+    if value is None:
+        return []
+    missing: list[str] = []
+    if isinstance(value, dict):
+        missing += [f"{where}.{name}" for name in schema.get("required", []) if name not in value]
+        for name, sub in schema.get("properties", {}).items():
+            if name in value:
+                missing += _missing_required(document, sub, value[name], f"{where}.{name}")
+    elif isinstance(value, list) and "items" in schema:
+        for i, item in enumerate(value):
+            missing += _missing_required(document, schema["items"], item, f"{where}[{i}]")
+    for option in schema.get("anyOf", []):
+        if option.get("type") != "null":
+            missing += _missing_required(document, option, value, where)
+    return missing
+
+
+async def test_the_answer_holds_every_field_the_document_requires_nulls_included(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory
+) -> None:
+    account = await factory.account()
+    # A record without email, website or specialty: its nulls are required fields all the same.
+    bare = await factory.contact(business_name="Bare Shop", email=None, website=None, specialty=None)
+    response = await client.post(URL, json={"contact_ids": [bare, "ct_999999"]}, headers=account.headers())
+    assert response.status_code == 200, response.text
+    body = response.json()
+    revealed = body["results"][0]["contact"]
+    assert revealed["email"] is None and revealed["website"] is None and revealed["specialty"] is None
+    assert body["results"][1]["contact"] is None  # present, null: not revealed
+    document = app.openapi()
+    answer_schema = document["paths"][URL]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+    assert _missing_required(document, answer_schema, body, "answer") == []

@@ -71,6 +71,9 @@ async def test_imported_ranges_identify_visits_and_a_wrong_format_changes_nothin
         database_url, "visitors", "import-ranges", str(empty), "--format", "csv", "--source", "office.csv", check=False
     )
     assert refused["error"]["code"] == "invalid_file" and "no range could be read" in refused["error"]["message"]
+    # The message names the bad line and its value, as the registry importers' do.
+    assert "line 2: not a network: 'somewhere'" in refused["error"]["message"], refused
+    assert "1 bad row;" in refused["error"]["message"]
     again = vpx(
         database_url, "visitors", "import-ranges", str(tmp_path / "missing.csv"), "--format", "csv", check=False
     )

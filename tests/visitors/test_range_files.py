@@ -14,7 +14,7 @@ import pytest
 from mmdb_writer import MMDBWriter
 from netaddr import IPSet
 
-from vpx.visitors.range_files import FileProblem, RangeRow, read_csv, read_iptoasn, read_mmdb
+from vpx.visitors.range_files import FileProblem, RangeRow, nothing_read, read_csv, read_iptoasn, read_mmdb
 
 
 def span(first: str, last: str) -> tuple[int, int, int]:
@@ -206,3 +206,15 @@ def test_not_an_mmdb_file_is_refused(tmp_path: Path) -> None:
     path.write_text("network,domain\n192.0.2.0/24,acme.example\n", encoding="utf-8")
     with pytest.raises(ValueError):
         list(read_mmdb(path, []))
+
+
+def test_a_file_with_no_readable_row_is_refused_naming_its_lines_and_values(tmp_path: Path) -> None:
+    rows, problems = csv_rows(tmp_path, "network,domain\n# a comment\n10.0.0.0/33,a.example\n")
+    assert rows == []
+    assert nothing_read(problems, "csv") == (
+        "no range could be read: line 3: not a network: '10.0.0.0/33' (1 bad row; is --format csv right?)"
+    )
+    many = [FileProblem(n, "no_asn", f"192.0.2.{n}/32: no AS number") for n in range(1, 6)]
+    message = nothing_read(many, "mmdb")
+    assert message.startswith("no range could be read: record 1: 192.0.2.1/32: no AS number; record 2:")
+    assert "record 4" not in message and "; 2 more (5 bad rows;" in message

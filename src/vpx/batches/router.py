@@ -99,8 +99,9 @@ async def batch_reveal(
             credits_charged=charged,
             credits_remaining=balance.total,
         )
+        # Every field the document marks required is in the answer, null or not.
         return JSONResponse(
-            answer.model_dump(mode="json", exclude_none=True),
+            answer.model_dump(mode="json"),
             headers={
                 "X-Credits-Charged": credits_header(charged),
                 "X-Credits-Remaining": credits_header(balance.total),

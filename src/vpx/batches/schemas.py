@@ -45,7 +45,7 @@ class BatchItemResult(BaseModel):
     contact_id: str
     status: ItemStatus
     credits_charged: Credits
-    contact: RevealedContact | None = Field(default=None, description="For revealed and already_revealed.")
+    contact: RevealedContact | None = Field(description="The record for revealed and already_revealed; else null.")
 
 
 class BatchRevealResult(BaseModel):

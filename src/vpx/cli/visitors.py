@@ -60,7 +60,7 @@ def import_ranges_command(
         # the source with nothing.
         rows = list(readers[format](path, problems))
         if not rows and problems:
-            raise ValueError(f"no range could be read ({len(problems)} bad rows; is --format {format} right?)")
+            raise ValueError(range_files.nothing_read(problems, format))
         kinds = Counter(row.kind for row in rows)
         imported = await import_ranges(database, source=name, format=format, rows=rows, now=Clock().now())
         return {

@@ -50,6 +50,20 @@ class FileProblem:
     message: str
 
 
+SHOWN_IN_REFUSAL = 3
+
+
+def nothing_read(problems: list[FileProblem], format: str) -> str:
+    """Why a file gave no range: its first bad lines, each with its number and value (as the registry
+    importers say it), and how many there were."""
+    place = "record" if format == "mmdb" else "line"
+    shown = "; ".join(f"{place} {p.line}: {p.message}" for p in problems[:SHOWN_IN_REFUSAL])
+    if len(problems) > SHOWN_IN_REFUSAL:
+        shown += f"; {len(problems) - SHOWN_IN_REFUSAL} more"
+    count = f"{len(problems)} bad row{'' if len(problems) == 1 else 's'}"
+    return f"no range could be read: {shown} ({count}; is --format {format} right?)"
+
+
 class _BadRow(Exception):
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
