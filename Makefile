@@ -15,13 +15,22 @@ $(VENV)/.installed: pyproject.toml
 	touch $@
 
 # The dashboard's browser tests drive Debian's Chromium (Playwright comes with the dev extras; it never
-# downloads a browser). Installed only when missing; where it cannot be, those tests skip and say why.
+# downloads a browser). Installed only when missing, saying so, with apt-get's output kept in BROWSER_LOG;
+# where it cannot be installed, those tests skip and say why.
 CHROMIUM ?= /usr/bin/chromium
+BROWSER_LOG ?= var/chromium-install.log
 browser:
 	@if [ ! -x $(CHROMIUM) ]; then \
-		echo "installing Debian's chromium for the browser tests"; \
-		( apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium ) \
-			>/dev/null 2>&1 || echo "chromium could not be installed: the browser tests will be skipped"; \
+		mkdir -p "$$(dirname $(BROWSER_LOG))"; \
+		echo "$(CHROMIUM) is missing: installing Debian's chromium for the browser tests"; \
+		echo "  running: apt-get update && apt-get install -y --no-install-recommends chromium"; \
+		echo "  its output goes to $(BROWSER_LOG)"; \
+		if ( apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium ) \
+			>$(BROWSER_LOG) 2>&1; then \
+			echo "  chromium installed"; \
+		else \
+			echo "  chromium could not be installed (see $(BROWSER_LOG)): the browser tests will be skipped"; \
+		fi; \
 	fi
 
 # Set up, load the demo catalogue and a month of its signals on the embedded SQLite database, print keys,
