@@ -10,11 +10,23 @@ from typing import Annotated, Any
 import typer
 
 from vpx.accounts import lifecycle
-from vpx.cli.output import JsonOption, emit, fail, run_with_database
+from vpx.cli.output import JsonOption, emit, emit_rows, fail, run_with_database
 from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.db import Database
 
+# `accounts list` without --json: one row per account (`accounts show` has every field).
+LIST_COLUMNS = (
+    ("id", "id"),
+    ("name", "name"),
+    ("email", "email"),
+    ("plan", "plan"),
+    ("status", "status"),
+    ("balance", "balance"),
+    ("keys", "keys"),
+    ("created_at", "created"),
+    ("last_request_at", "last request"),
+)
 AccountArgument = Annotated[str, typer.Argument(help="Account id (acc_…).", show_default=False)]
 
 
@@ -58,8 +70,7 @@ def register(accounts_app: typer.Typer) -> None:
         if as_json:
             emit(result, as_json=True)
             return
-        for account in result["accounts"]:
-            emit(account, as_json=False, title=account["id"])
+        emit_rows(result["accounts"], LIST_COLUMNS, title="accounts", noun="account")
 
     @accounts_app.command("show")
     def accounts_show(account_id: AccountArgument, as_json: bool = JsonOption) -> None:

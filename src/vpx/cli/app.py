@@ -380,7 +380,31 @@ def status(as_json: bool = JsonOption) -> None:
             return await worker_status.report(session, Clock().now())
 
     found = run_with_database(work, as_json=as_json)
-    emit(found, as_json=as_json, title="status")
+    if as_json:
+        emit(found, as_json=True)
+    else:
+        from vpx.cli.output import cell, emit_rows
+
+        waiting = found["waiting"]
+        summary = {
+            "ready": cell(found["ready"]),
+            "live workers": found["live_workers"],
+            "waiting webhook deliveries": waiting["webhook_deliveries"],
+            "waiting batch reveals": waiting["batch_reveals"],
+            "oldest waiting (s)": found["oldest_waiting_seconds"],
+        }
+        emit(summary, as_json=False, title="status")
+        columns = (
+            ("worker_id", "worker"),
+            ("host", "host"),
+            ("pid", "pid"),
+            ("in_server", "in server"),
+            ("started_at", "started"),
+            ("last_beat_at", "last beat"),
+            ("seconds_since_beat", "seconds since"),
+            ("alive", "alive"),
+        )
+        emit_rows(found["workers"], columns, title="workers", noun="worker")
     if not found["ready"]:
         raise typer.Exit(1)
 

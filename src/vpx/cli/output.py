@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, NoReturn, TypeVar
@@ -41,7 +41,39 @@ def emit(data: dict[str, Any], *, as_json: bool, title: str | None = None) -> No
     for key, value in data.items():
         if isinstance(value, dict | list):
             value = json.dumps(value, default=_default)
-        table.add_row(str(key), str(_default(value) if isinstance(value, Decimal | datetime | date) else value))
+        table.add_row(
+            str(key),
+            "" if value is None else str(_default(value) if isinstance(value, Decimal | datetime | date) else value),
+        )
+    console.print(table)
+
+
+def cell(value: Any) -> str:
+    """A value as a table cell: blank for nothing, yes or no, a time to the second (UTC as stored)."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, datetime):
+        return f"{value:%Y-%m-%d %H:%M:%S}"
+    if isinstance(value, Decimal | date):
+        return str(_default(value))
+    return str(value)
+
+
+def emit_rows(
+    rows: Iterable[dict[str, Any]], columns: Sequence[tuple[str, str]], *, title: str | None = None, noun: str = "row"
+) -> None:
+    """Rows as one table under a header, one line each: ``columns`` are (field, heading) pairs; a count
+    of them (``noun``, pluralised with an s) below."""
+    table = Table(title=title)
+    for _, heading in columns:
+        table.add_column(heading)
+    count = 0
+    for row in rows:
+        table.add_row(*(cell(row.get(name)) for name, _ in columns))
+        count += 1
+    table.caption = f"{count} {noun}{'' if count == 1 else 's'}"
     console.print(table)
 
 
