@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
 
-from vpx.fields import JsonInt, SingleLine, StateCode, Vertical
+from vpx.fields import JsonInt, SingleLine, StateCode, TrimmedModel, Vertical
 from vpx.money import Credits, quantize
 from vpx.signals.schemas import Category, IntentLevel, SignalView
 
@@ -50,7 +50,7 @@ def _distinct(values: list[str] | None) -> list[str] | None:
     return None if values is None else list(dict.fromkeys(values))
 
 
-class RuleFields(BaseModel):
+class RuleFields(TrimmedModel):
     """The fields a rule is made of; every one is validated on create and on update."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StringConstraints
-from pydantic_core import PydanticCustomError
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
 
 from vpx.contacts.schemas import RevealedContact
+from vpx.fields import TrimmedModel
 from vpx.money import Credits
 
 MAX_IDS = 100
@@ -16,18 +16,11 @@ MAX_ID_LENGTH = 40
 ItemStatus = Literal["revealed", "already_revealed", "not_found", "suppressed", "insufficient_credits"]
 
 
-def _id_length_as_sent(value: object) -> object:
-    # The document's maxLength holds for the id as sent: the spaces trimmed around it count too.
-    if isinstance(value, str) and len(value) > MAX_ID_LENGTH:
-        message = "String should have at most {max_length} characters"
-        raise PydanticCustomError("string_too_long", message, {"max_length": MAX_ID_LENGTH})
-    return value
+# The document's maxLength holds for each id as sent, the spaces trimmed around it included (TrimmedModel).
+ContactId = Annotated[str, StringConstraints(max_length=MAX_ID_LENGTH)]
 
 
-ContactId = Annotated[str, BeforeValidator(_id_length_as_sent), StringConstraints(max_length=MAX_ID_LENGTH)]
-
-
-class BatchRevealRequest(BaseModel):
+class BatchRevealRequest(TrimmedModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     contact_ids: list[ContactId] = Field(

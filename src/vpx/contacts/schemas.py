@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from vpx.enrichment.schemas import EnrichmentView
-from vpx.fields import JsonInt, SingleLine, StateCode, Vertical
+from vpx.fields import JsonInt, SingleLine, StateCode, TrimmedModel, Vertical
 from vpx.money import Credits
 
 MAX_OFFSET = 10_000
@@ -46,7 +46,7 @@ class SearchResult(BaseModel):
     )
 
 
-class SearchFilters(BaseModel):
+class SearchFilters(TrimmedModel):
     """Filters shared by GET (query string) and POST (body) search."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)

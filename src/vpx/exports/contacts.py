@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from sqlalchemy import ColumnElement, Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -20,7 +20,7 @@ from vpx.contacts.search import SearchBackend, SearchQuery
 from vpx.contacts.search.engine import BaseBackend
 from vpx.db import Database
 from vpx.exports.csvstream import cell, neutralised
-from vpx.fields import SingleLine, StateCode, Vertical
+from vpx.fields import SingleLine, StateCode, TrimmedModel, Vertical
 from vpx.ids import parse_number_id
 from vpx.models import Contact, ContactSource, Reveal
 
@@ -68,7 +68,7 @@ _SELECTED = (
 )
 
 
-class RevealedFilters(BaseModel):
+class RevealedFilters(TrimmedModel):
     """The search filters of D13, applied to the contacts the account has revealed."""
 
     # An unknown parameter (a typo such as `sate`) is a 422, never silently ignored.

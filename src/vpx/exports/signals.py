@@ -9,13 +9,13 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.config import Settings, get_settings
 from vpx.db import Database
 from vpx.exports.csvstream import neutralised
-from vpx.fields import StateCode, Timestamp, Vertical
+from vpx.fields import StateCode, Timestamp, TrimmedModel, Vertical
 
 PAGE_SIZE = 100
 
@@ -47,7 +47,7 @@ COLUMNS = (
 _FREE_TEXT = {"topic", "city", "summary", "contact_business_name", "contact_city"}
 
 
-class SignalFilters(BaseModel):
+class SignalFilters(TrimmedModel):
     """D22's filters, less the paging (an export has every page)."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)

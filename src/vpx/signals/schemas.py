@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from vpx.contacts.schemas import ContactPreview, RevealedContact
-from vpx.fields import JsonInt, StateCode, Timestamp, Vertical
+from vpx.fields import JsonInt, StateCode, Timestamp, TrimmedModel, Vertical
 from vpx.money import Credits
 
 Category = Literal["switching_intent", "bant_qualified", "funding_ma", "topic_surge", "permit_filed", "tech_install"]
@@ -46,7 +46,7 @@ class SignalPage(BaseModel):
     next_cursor: str | None
 
 
-class SignalQueryParams(BaseModel):
+class SignalQueryParams(TrimmedModel):
     """D22's query parameters. Unknown parameters are a 422, never ignored."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
@@ -63,7 +63,7 @@ class SignalQueryParams(BaseModel):
     cursor: str | None = Field(default=None, max_length=200, description="`next_cursor` of the previous page.")
 
 
-class SignalStreamParams(BaseModel):
+class SignalStreamParams(TrimmedModel):
     """D23's filters (D22's, without paging). Without `source_status`, available signals only (D19)."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
@@ -81,7 +81,7 @@ def _no_bool(value: object) -> object:
     return value
 
 
-class SignalBatchQuery(BaseModel):
+class SignalBatchQuery(TrimmedModel):
     """One query of a batch: D22's filters."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)

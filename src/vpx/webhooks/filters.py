@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
+from vpx.fields import TrimmedModel
 from vpx.geography import normalise_state
 from vpx.verticals import is_vertical
 
@@ -16,7 +17,7 @@ CATEGORIES = ("switching_intent", "bant_qualified", "funding_ma", "topic_surge",
 FILTER_FIELDS = ("category", "industry", "intent_level", "state", "source_status")
 
 
-class SignalFilter(BaseModel):
+class SignalFilter(TrimmedModel):
     """Every given field must equal the signal's; an absent field matches anything."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)

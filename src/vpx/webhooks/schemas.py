@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from vpx.fields import SingleLine
+from vpx.fields import SingleLine, TrimmedModel
 from vpx.webhooks.events import SUBSCRIBABLE
 from vpx.webhooks.filters import SignalFilter
 
@@ -31,7 +31,7 @@ def _distinct(events: list[EventType]) -> list[EventType]:
     return list(dict.fromkeys(events))
 
 
-class WebhookCreate(BaseModel):
+class WebhookCreate(TrimmedModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     url: str = Field(max_length=2048, examples=["https://example.com/hooks/vpx"], description="https, public address.")
@@ -42,7 +42,7 @@ class WebhookCreate(BaseModel):
     _events = field_validator("events")(_distinct)
 
 
-class WebhookUpdate(BaseModel):
+class WebhookUpdate(TrimmedModel):
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
     url: str | None = Field(default=None, max_length=2048)

@@ -27,13 +27,13 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.db import Database
-from vpx.fields import SingleLine, Timestamp
+from vpx.fields import SingleLine, Timestamp, TrimmedModel
 from vpx.ids import parse_number_id
 from vpx.models import Contact, TopicActivity
 from vpx.signals.events import SignalEvent
@@ -45,7 +45,7 @@ MIN_EVENTS = 5
 DEFAULT_THRESHOLD = 60
 
 
-class ActivityIn(BaseModel):
+class ActivityIn(TrimmedModel):
     """One research-activity event: a business (its contact id) read about a topic."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
