@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -550,3 +550,77 @@ async def test_stored_batch_results_that_quote_a_provider_are_cut_back(
         "Hunter failed 5 times in a row; not called for another 30 s",
     ]
     assert "test-k" not in response.text.lower() and "apollo-te" not in response.text
+
+
+async def test_refresh_asks_again_for_held_fields_and_keeps_the_replaced_value(
+    client: httpx.AsyncClient, factory: Factory, app: FastAPI, fakes: FakeProviders, clock: FixedClock
+) -> None:
+    account = await factory.account()
+    await store_keys(client, account, "pdl")
+    contact_id = await acme(factory, app)
+    first_time = clock.now()
+    first = await enrich(client, account, contact_id, fields=["employee_count", "linkedin_url"])
+    assert first["fields"]["employee_count"]["value"] == "42" and len(fakes.pdl.requests) == 1
+
+    # Every requested field has a value now: a refresh still asks, and a new answer replaces it.
+    fakes.pdl.companies[0].employee_count = 45
+    later = first_time + timedelta(days=40)  # past the cache's 30 days: refresh is what asks again here
+    clock.set(later)
+    fresh = await enrich(client, account, contact_id, fields=["employee_count"], refresh=True)
+    assert attempts(fresh)["pdl"] == ("found", None) and len(fakes.pdl.requests) == 2
+    assert fresh["attempts"][0]["fields"] == ["employee_count"] and fresh["attempts"][0]["found"] == ["employee_count"]
+    count = fresh["fields"]["employee_count"]
+    assert count["value"] == "45" and count["provider"] == "pdl" and count["fetched_at"] == iso(later)
+    assert count["previous"] == {
+        "value": "42",
+        "provider": "pdl",
+        "provider_record_id": first["fields"]["employee_count"]["provider_record_id"],
+        "fetched_at": iso(first_time),
+        "confidence": first["fields"]["employee_count"]["confidence"],
+    }
+    # A field not asked for is left as it was.
+    assert fresh["fields"]["linkedin_url"] == first["fields"]["linkedin_url"]
+
+    # A provider that does not answer replaces nothing.
+    fakes.pdl.fail_next(500)
+    failed = await enrich(client, account, contact_id, fields=["employee_count"], refresh=True)
+    assert attempts(failed)["pdl"] == ("error", "provider_unavailable")
+    assert failed["fields"]["employee_count"] == count
+    fakes.pdl.companies[0].employee_count = None
+    missed = await enrich(client, account, contact_id, fields=["employee_count"], refresh=True)
+    assert attempts(missed)["pdl"][0] in ("not_found", "found") and missed["fields"]["employee_count"] == count
+
+    # The same value again from the same provider: newer, and the value it replaced is still the one kept.
+    fakes.pdl.companies[0].employee_count = 45
+    clock.set(later + timedelta(days=1))
+    again = await enrich(client, account, contact_id, fields=["employee_count"], refresh=True)
+    assert again["fields"]["employee_count"]["fetched_at"] == iso(later + timedelta(days=1))
+    assert again["fields"]["employee_count"]["previous"] == count["previous"]
+    held = await client.get(f"/api/v1/contacts/{contact_id}/enrichment", headers=account.headers("full"))
+    assert held.json()["fields"] == again["fields"]
+
+    # Without refresh, a held field is not missing: nothing is asked.
+    before = len(fakes.pdl.requests)
+    plain = await enrich(client, account, contact_id, fields=["employee_count"])
+    assert attempts(plain)["pdl"] == ("skipped", "nothing_missing") and len(fakes.pdl.requests) == before
+
+
+async def test_refresh_asks_again_for_a_decision_makers_fields(
+    client: httpx.AsyncClient, factory: Factory, app: FastAPI, fakes: FakeProviders
+) -> None:
+    account = await factory.account()
+    await store_keys(client, account, "pdl")
+    contact_id = await acme(factory, app)
+    first = await enrich(client, account, contact_id, fields=["decision_maker.email"])
+    person = first["decision_makers"][0]
+    assert person["fields"]["email"]["value"] == "maria@acmeplumbing.com"
+    fakes.pdl.people[0].email = "maria.lopez@acmeplumbing.com"
+    fresh = await enrich(client, account, contact_id, fields=["decision_maker.email"], refresh=True)
+    assert attempts(fresh)["pdl"] == ("found", None)
+    email = fresh["decision_makers"][0]["fields"]["email"]
+    assert email["value"] == "maria.lopez@acmeplumbing.com"
+    assert email["previous"]["value"] == "maria@acmeplumbing.com"
+
+
+def iso(at: datetime) -> str:
+    return at.astimezone(UTC).isoformat().replace("+00:00", "Z")

@@ -66,7 +66,12 @@ class EnrichRequest(BaseModel):
     fields: list[FieldName] | None = Field(
         default=None, min_length=1, description="Fields to fill. Default: every supported field."
     )
-    refresh: StrictBool = Field(default=False, description="Ask the providers again instead of using cached answers.")
+    refresh: StrictBool = Field(
+        default=False,
+        description="Ask the providers again for the fields, even those the account already holds a value for, "
+        "without the cached answers. A value found replaces the one held (kept as `previous`); a provider "
+        "that finds nothing replaces nothing.",
+    )
     dry_run: StrictBool = Field(
         default=False, description="Say which providers would be asked for which fields; call none."
     )
@@ -79,12 +84,24 @@ class EnrichRequest(BaseModel):
         return value
 
 
-class FieldValue(BaseModel):
+class PreviousValue(BaseModel):
+    """A value a refresh replaced, with where it came from."""
+
     value: str
     provider: str = Field(description="The provider that found it.")
     provider_record_id: str | None = Field(default=None, description="The provider's own id of the record.")
     fetched_at: datetime = Field(description="When the provider answered.")
     confidence: float | None = Field(default=None, description="0-1, when the provider says how sure it is.")
+
+
+class FieldValue(PreviousValue):
+    """A value the account holds, with where it came from."""
+
+    previous: PreviousValue | None = Field(
+        default=None,
+        description="The value a refresh replaced (a different value, or another provider's), with where it "
+        "came from; null until a refresh replaces the value.",
+    )
 
 
 class DecisionMakerFields(BaseModel):

@@ -28,6 +28,7 @@ from vpx.enrichment.schemas import (
     EnrichmentView,
     EnrichResult,
     FieldValue,
+    PreviousValue,
     ProviderKeyView,
 )
 from vpx.enrichment.waterfall import Job, Person, Waterfall
@@ -77,6 +78,7 @@ def _field_value(value: store.HeldValue) -> FieldValue:
         provider_record_id=value.provider_record_id,
         fetched_at=value.fetched_at,
         confidence=value.confidence,
+        previous=PreviousValue.model_validate(value.previous) if value.previous else None,
     )
 
 
@@ -147,8 +149,9 @@ async def enrich_contact(
         account_id=account_id,
         contact_id=contact.id,
         business=_business_query(contact, revealed, held),
-        missing=_missing_business(contact, revealed, held, wanted),
-        people=[_person(p, revealed, held, wanted) for p in people],
+        # Refresh: what the account holds is asked for again (the registry's own fields still count).
+        missing=_missing_business(contact, revealed, [] if refresh else held, wanted),
+        people=[_person(p, revealed, [] if refresh else held, wanted) for p in people],
         keys={k.provider: (box.open(k.key_sealed), k.monthly_limit) for k in keys},
         order=providers if providers is not None else [k.provider for k in keys if k.provider in registered()],
         refresh=refresh,
@@ -161,7 +164,8 @@ async def enrich_contact(
         if job.found or job.answers:
             async with database.write_sessions() as session, session.begin():
                 await store.remember(session, account_id=account_id, answers=job.answers, now=now)
-                await store.add_values(session, account_id=account_id, contact_id=contact.id, values=job.found)
+                keep = store.replace_values if refresh else store.add_values
+                await keep(session, account_id=account_id, contact_id=contact.id, values=job.found)
                 if job.found:
                     held = await store.values_of(session, account_id=account_id, contact_id=contact.id)
     shown = view(contact, people, held)

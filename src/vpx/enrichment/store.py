@@ -83,6 +83,7 @@ class HeldValue:
     provider_record_id: str | None
     confidence: float | None
     fetched_at: datetime
+    previous: dict[str, Any] | None = None  # the value a refresh replaced (EnrichmentValue.previous)
 
 
 async def values_of(session: AsyncSession, *, account_id: str, contact_id: int) -> list[HeldValue]:
@@ -93,7 +94,15 @@ async def values_of(session: AsyncSession, *, account_id: str, contact_id: int) 
     )
     return [
         HeldValue(
-            r.person_key, r.person_name, r.field, r.value, r.provider, r.provider_record_id, r.confidence, r.fetched_at
+            r.person_key,
+            r.person_name,
+            r.field,
+            r.value,
+            r.provider,
+            r.provider_record_id,
+            r.confidence,
+            r.fetched_at,
+            r.previous,
         )
         for r in rows
     ]
@@ -122,6 +131,48 @@ async def add_values(session: AsyncSession, *, account_id: str, contact_id: int,
         await session.execute(
             statement.on_conflict_do_nothing(index_elements=["account_id", "contact_id", "person_key", "field"])
         )
+
+
+async def replace_values(
+    session: AsyncSession, *, account_id: str, contact_id: int, values: Iterable[HeldValue]
+) -> None:
+    """A refresh's values: each replaces the value held for its field, and the value replaced is kept
+    as ``previous`` with its provenance. The same value from the same provider only brings the
+    provenance up to date (``previous`` stays the last value that differed)."""
+    values = list(values)
+    if not values:
+        return
+    held = {
+        (row.person_key, row.field): row
+        for row in await session.scalars(
+            select(EnrichmentValue)
+            .where(EnrichmentValue.account_id == account_id, EnrichmentValue.contact_id == contact_id)
+            .with_for_update()
+        )
+    }
+    new: list[HeldValue] = []
+    for value in values:
+        row = held.get((value.person_key, value.field))
+        if row is None:
+            new.append(value)
+            continue
+        if (row.value, row.provider) != (value.value, value.provider):
+            row.previous = {
+                "value": row.value,
+                "provider": row.provider,
+                "provider_record_id": row.provider_record_id,
+                "fetched_at": row.fetched_at.isoformat(),
+                "confidence": row.confidence,
+            }
+        row.value = value.value
+        row.provider = value.provider
+        row.provider_record_id = value.provider_record_id
+        row.confidence = value.confidence
+        row.fetched_at = value.fetched_at
+        if value.person_name:
+            row.person_name = value.person_name
+    await session.flush()
+    await add_values(session, account_id=account_id, contact_id=contact_id, values=new)
 
 
 # --- Cached answers ---

@@ -2,10 +2,11 @@
 the first value found for a field winning, every value kept with where it came from.
 
 A field is missing when the account can see no value for it: neither the registry record of a
-contact it revealed, nor its own earlier enrichment. A provider is not called when none of the
-fields it can give are missing, when the account has no key for it, when its month's requests are
-used up, or when the query is not enough for it (Apollo needs a domain): each is an attempt with its
-reason. Answers are cached per account and provider (misses too); ``refresh`` asks again; a dry run
+contact it revealed, nor its own earlier enrichment (unless ``refresh``: then the fields asked for
+are asked again, and what is found replaces what the account held). A provider is not called when
+none of the fields it can give are missing, when the account has no key for it, when its month's
+requests are used up, or when the query is not enough for it (Apollo needs a domain): each is an
+attempt with its reason. Answers are cached per account and provider (misses too); ``refresh`` asks again; a dry run
 plans and calls nothing.
 """
 

@@ -80,6 +80,9 @@ class EnrichmentValue(Base):
     provider_record_id: Mapped[str | None] = mapped_column(String(200))
     confidence: Mapped[float | None] = mapped_column(Float)
     fetched_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    # The value a refresh replaced, with where it came from: {"value", "provider", "provider_record_id",
+    # "fetched_at", "confidence"}; null until a refresh replaces the value.
+    previous: Mapped[dict[str, Any] | None] = mapped_column(JSON)
 
 
 class EnrichmentBatch(Base):
