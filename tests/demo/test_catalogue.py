@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from vpx.demo.data import VERTICAL_TRADES
-from vpx.demo.generator import demo_contacts
+from vpx.contacts.search.vocabulary import built_in
+from vpx.demo.data import PLACE_NAMED_VERTICALS, PLACE_WORDS, SURNAMES, VERTICAL_TRADES
+from vpx.demo.generator import REAL_NAMED_ROWS, demo_contacts
 from vpx.demo.places import STATE_CITIES
 from vpx.verticals import VERTICALS
 
@@ -69,6 +70,19 @@ KNOWN_PLACES = {
     ("GA", "Atlanta"): ("404", "303"),
 }
 PROFESSIONAL_SUFFIXES = ("PLLC", "PC", "PA")
+# What a family name that reads like an English one is made of: consonants that English words begin
+# and end with, vowels alone or in the usual pairs, a few syllables; no j, q, x or z.
+WORD_ONSETS = {
+    "", "b", "bl", "br", "c", "ch", "cl", "cr", "d", "dr", "f", "fl", "fr", "g", "gl", "gr", "h", "k", "kn", "l", "m",
+    "n", "p", "ph", "pl", "pr", "r", "s", "sc", "sh", "sk", "sl", "sm", "sn", "sp", "st", "str", "sw", "t", "th", "tr",
+    "tw", "v", "w", "wh", "wr", "y",
+}  # fmt: skip
+WORD_CODAS = {
+    "", "b", "ck", "d", "f", "ft", "g", "k", "l", "ld", "lf", "lk", "ll", "lm", "lp", "lt", "m", "mb", "mp", "n", "nd",
+    "ng", "ngs", "nk", "ns", "nt", "p", "r", "rd", "rk", "rl", "rm", "rn", "rs", "rst", "rt", "s", "sh", "sk", "sp",
+    "ss", "st", "t", "th", "tt", "w", "ght", "rth",
+}  # fmt: skip
+VOWEL_GROUPS = {"a", "e", "i", "o", "u", "y", "ai", "ay", "ea", "ee", "ey", "ie", "oa", "oo", "ou", "oy"}
 
 
 @pytest.fixture(scope="module")
@@ -107,6 +121,53 @@ def test_every_record_has_one_trade_in_its_name_specialty_and_licence(catalogue:
         if name.endswith(PROFESSIONAL_SUFFIXES):
             assert record["industry"] in {"accounting", "dental", "engineering", "healthcare", "legal",
                                           "mental-health", "veterinary"}, record  # fmt: skip
+
+
+def reads_as_a_name(name: str) -> bool:
+    """Whether a made-up family name can be read aloud: its consonant runs are ones English words begin
+    with, end with, or an ending and a beginning together (three letters at most); its vowels alone or
+    in the usual pairs; at most four syllables."""
+    word = name.lower()
+    if not re.fullmatch(r"[a-z]{4,14}", word) or set(word) & set("jqxz"):
+        return False
+    parts = re.split(r"(^[aeiou]+|(?<=.)[aeiouy]+)", word)  # consonant runs and vowel groups in turn
+    consonants, vowels = parts[0::2], parts[1::2]
+    if len(vowels) > 4 or any(group not in VOWEL_GROUPS for group in vowels):
+        return False
+    first, *middle, last = consonants
+    return first in WORD_ONSETS and last in WORD_CODAS and all(len(run) <= 3 and _splits(run) for run in middle)
+
+
+def _splits(run: str) -> bool:
+    """Whether a run of consonants is how a syllable may end and the next begin."""
+    return any(run[:i] in WORD_CODAS and run[i:] in WORD_ONSETS for i in range(len(run) + 1))
+
+
+def _family_name(record: dict[str, Any]) -> str | None:
+    """The family name a business is named after (None for a place-named one)."""
+    first = record["business_name"].split()[0]
+    return None if record["industry"] in PLACE_NAMED_VERTICALS or first in PLACE_WORDS else first
+
+
+def test_family_names_are_common_ones_and_made_up_ones_read_as_names(catalogue: list[dict[str, Any]]) -> None:
+    # Common US family names (a few hundred), none a word people use for a trade (no "Baker Plumbing"
+    # that a search for bakers finds) and none a city of the demo (no "Austin Plumbing" in Dallas).
+    vocabulary = built_in()
+    cities = {city.name for listed in STATE_CITIES.values() for city in listed}
+    assert len(set(SURNAMES)) == len(SURNAMES) >= 300
+    assert not [n for n in SURNAMES if vocabulary.knows(n.lower()) or n in cities or n in PLACE_WORDS]
+    # The demo's catalogue (12,000 by default) is named after them alone, many of them.
+    assert len(catalogue) <= REAL_NAMED_ROWS
+    names = [name for record in catalogue if (name := _family_name(record))]
+    assert set(names) <= set(SURNAMES) and len(set(names)) > 0.9 * len(SURNAMES)
+    # Beyond, two in five made up, so that a large catalogue's vocabulary is as varied as a real one's;
+    # every one of them reads as a name.
+    assert not [n for n in ("Stulljouszeal", "Wucknealljy", "Pondgrird") if reads_as_a_name(n)]
+    later = list(demo_contacts(REAL_NAMED_ROWS + 10_000, seed=42))[REAL_NAMED_ROWS:]
+    made_up = [name for record in later if (name := _family_name(record)) and name not in SURNAMES]
+    assert 0.3 * len(later) < len(made_up) < 0.5 * len(later)
+    assert [name for name in made_up if not reads_as_a_name(name)] == []
+    assert len(set(made_up)) > 0.9 * len(made_up)
 
 
 def test_every_phone_and_zip_code_belongs_to_the_city(catalogue: list[dict[str, Any]]) -> None:

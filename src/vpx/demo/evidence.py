@@ -50,11 +50,19 @@ SOFTWARE: dict[str, tuple[str, tuple[str, ...]]] = {
     "wholesale-distribution": ("distribution ERP", ("NetSuite", "Acumatica", "Epicor")),
 }
 DEFAULT_SOFTWARE = ("CRM software", ("Salesforce", "HubSpot", "Zoho CRM"))
-# What any business researches.
-COMMON_TOPICS = (
-    "payroll services", "business insurance", "VoIP phone system", "cloud backup", "equipment financing",
-    "website redesign", "accounting software", "commercial lease", "fleet vehicles", "cybersecurity training",
-)  # fmt: skip
+# What any business researches, and from whom it buys it.
+COMMON_TOPICS: dict[str, tuple[str, ...]] = {
+    "payroll services": ("ADP", "Gusto", "Paychex"),
+    "business insurance": ("The Hartford", "Next Insurance", "Hiscox"),
+    "VoIP phone system": ("RingCentral", "Nextiva", "Dialpad"),
+    "cloud backup": ("Backblaze", "Carbonite", "Acronis"),
+    "equipment financing": ("Balboa Capital", "Crest Capital", "National Funding"),
+    "website redesign": ("Squarespace", "Wix", "WordPress"),
+    "accounting software": ("QuickBooks", "Xero", "FreshBooks"),
+    "commercial lease": ("LoopNet", "Crexi", "CommercialCafe"),
+    "fleet vehicles": ("Ford Pro", "Enterprise Fleet Management", "Element Fleet"),
+    "cybersecurity training": ("KnowBe4", "Proofpoint", "Hoxhunt"),
+}
 # Trades that file building permits: the permit's kind and the work (the contractor files it).
 PERMIT_WORK: dict[str, tuple[str, str]] = {
     "Plumbing": ("Plumbing", "water heater replacement and repipe"),
@@ -155,7 +163,9 @@ def evidence_event(
         if level == "hot":
             evidence |= {"need": f"{topic} for new locations", "vendor_evaluation": f"RFP out for {topic} partners"}
     elif category == "topic_surge":
-        topic = rng.choice((topic, *COMMON_TOPICS))
+        # The vertical's own software or what any business researches; a vendor named is one of that topic's.
+        topic, vendors = rng.choice(((topic, vendors), *COMMON_TOPICS.items()))
+        current = rng.choice(vendors)
         score = rng.randrange(60, 95)
         baseline = rng.randrange(2, 6)
         week = round((baseline + 1) / (1 - score / 100)) - 1  # the score the surge source would give

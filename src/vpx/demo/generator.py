@@ -33,22 +33,55 @@ from vpx.demo.data import (
 from vpx.demo.places import STATE_CITIES, STATE_WEIGHTS
 from vpx.verticals import VERTICALS
 
-# Syllables for made-up family names: a large catalogue needs a vocabulary as varied as a real one
-# (tens of thousands of distinct words), not a hundred surnames repeated.
+# Family names. The first REAL_NAMED_ROWS rows (the demo's own 12,000 by default) are named after common
+# US family names (data.SURNAMES) or a place word. A large catalogue needs a vocabulary as varied as a
+# real one (hundreds of thousands of distinct words at a million rows, which search's typo corrections
+# and postings are measured on), not a thousand names repeated: beyond those rows, two names in five are
+# made up, built the way English family names are (a syllable and an ending: Hurnley, Crackwell,
+# Tarston), so that they can be read aloud; no ending a trade's words have (-er, -ers, -ing), so that
+# none is a typo away from "plumbers", "tiler" or "roofing".
+REAL_NAMED_ROWS = 20_000
+MADE_UP_SHARE = 0.4
+PLACE_SHARE = 0.2
 _ONSETS = (
-    "b", "br", "c", "ch", "d", "f", "g", "gr", "h", "j", "k", "l", "m", "n", "p", "r", "s", "st", "t", "v", "w", "z",
+    "b", "bl", "br", "c", "ch", "cl", "cr", "d", "dr", "f", "fl", "fr", "g", "gl", "gr", "h", "k", "l", "m", "n", "p",
+    "pl", "pr", "r", "s", "sc", "sh", "sk", "sl", "sp", "st", "sw", "t", "th", "tr", "tw", "v", "w", "wh", "y",
 )  # fmt: skip
-_VOWELS = ("a", "e", "i", "o", "u", "ai", "ea", "ou", "y")
-_CODAS = ("", "n", "r", "s", "l", "m", "rd", "ck", "th", "nd", "ll", "x")
+_VOWELS = ("a", "e", "i", "o", "u")
+_CODAS = (
+    "l", "n", "r", "s", "t", "d", "m", "ck", "ll", "nd", "rn", "rt", "st", "ld", "nt", "lt", "mp", "nk", "rd", "rk",
+    "ss", "sh", "th",
+)  # fmt: skip
+_LINKS = ("d", "l", "m", "n", "r", "t", "v")  # a consonant between two syllables
+_ENDINGS = (
+    "son", "ton", "ley", "ford", "well", "more", "wood", "field", "by", "man", "ridge", "worth", "ham", "stead",
+    "wick", "land", "bury", "dale", "ston", "cott", "ell", "ett", "ington", "ard", "en", "ey", "mond", "ney", "shaw",
+    "way", "win", "kins", "lin", "low", "nell", "rick", "sey", "wright", "den", "don", "gate", "hurst", "lock", "ins",
+    "ay", "ette", "ly", "dell", "ville", "brook", "croft", "hill", "holt", "erton", "combe", "haven", "beck",
+)  # fmt: skip
 # Serial numbers are spread by multiplying with a constant prime to 2, 3 and 5: distinct rows get distinct
 # numbers (until the format runs out of them) that do not look sequential.
 _SPREAD = 2_654_435_761
 
 
 def made_up_surname(rng: random.Random) -> str:
-    syllables = rng.choice((2, 2, 3))
-    word = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) + rng.choice(_CODAS) for _ in range(syllables))
-    return word.capitalize()
+    """A made-up family name that reads like one: a consonant cluster words begin with, a vowel, then
+    one words end with or (one time in four) a short second syllable, and an ending of English family
+    names; never more than three consonants together, nor three of one letter."""
+    ending = rng.choice(_ENDINGS)
+    head = len(ending) - len(ending.lstrip("bcdfghklmnprstvwy"))  # the ending's leading consonants
+    stem = rng.choice(_ONSETS) + rng.choice(_VOWELS)
+    if rng.random() < 0.25:
+        stem += rng.choice(_LINKS) + rng.choice(_VOWELS[:4])
+        return (stem + (rng.choice(_LINKS) if not head else "") + ending).capitalize()
+    codas = [
+        coda
+        for coda in _CODAS
+        if len(coda) + head <= 3
+        and not (len(coda) == 2 and ending[0] in coda)  # no "lll", "shs" or "tht"
+        and not (coda[-1] in "ck" and ending[0] in "ck")
+    ]
+    return (stem + rng.choice(codas) + ending).capitalize()
 
 
 def _slug(text: str) -> str:
@@ -73,14 +106,20 @@ def licence_number(number_format: str, state: str, serial: int) -> str:
     return "".join(next(filled) if char == "#" else char for char in number_format).replace("{ST}", state)
 
 
-def _business_name(rng: random.Random, vertical: str, trade: Trade, city: str) -> tuple[str, str]:
-    """The business's name and the words its web domain is made of."""
+def _business_name(rng: random.Random, vertical: str, trade: Trade, city: str, *, made_up: bool) -> tuple[str, str]:
+    """The business's name and the words its web domain is made of; ``made_up``: its family name may be
+    a made-up one."""
     word = rng.choice(trade.names)
     if vertical in PLACE_NAMED_VERTICALS:
         first = city if vertical == "government" else rng.choice((*PLACE_WORDS, city))
         return f"{first} {word}", f"{first}{word}"
     roll = rng.random()
-    first = rng.choice(SURNAMES) if roll < 0.4 else made_up_surname(rng) if roll < 0.8 else rng.choice(PLACE_WORDS)
+    if roll < PLACE_SHARE:
+        first = rng.choice(PLACE_WORDS)
+    elif made_up and roll < PLACE_SHARE + MADE_UP_SHARE:
+        first = made_up_surname(rng)
+    else:
+        first = rng.choice(SURNAMES)
     suffix = rng.choice(PROFESSIONAL_SUFFIXES if vertical in PROFESSIONAL_VERTICALS else COMPANY_SUFFIXES)
     return " ".join(part for part in (first, word, suffix) if part), f"{first}{word}"
 
@@ -106,7 +145,7 @@ def demo_contacts(count: int, *, seed: int = 42) -> Iterator[dict[str, Any]]:
         else:
             state, trade = rng.choices(states, cum_weights=cumulative)[0], rng.choice(trades)
         city = rng.choice(STATE_CITIES[state])
-        business_name, domain_words = _business_name(rng, vertical, trade, city.name)
+        business_name, domain_words = _business_name(rng, vertical, trade, city.name, made_up=index >= REAL_NAMED_ROWS)
         domain = f"{_slug(domain_words)}{index}.example"
         area_code = rng.choice(city.area_codes)
         # The 555 exchange: no real subscriber's number; each number of an area code used once (up to 10,000).
