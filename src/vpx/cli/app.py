@@ -126,6 +126,8 @@ def serve(
         log_level=settings.log_level.lower(),
         access_log=False,
         proxy_headers=False,
+        # uvicorn's protocol, but bytes that are not HTTP get a problem document, not a bare text/plain 400.
+        http="vpx.http_protocol:ProblemHttpProtocol",
     )
 
 
