@@ -85,3 +85,39 @@ async def test_an_invalid_idempotency_key_is_422(client: httpx.AsyncClient, fact
         headers={**account.headers(), "Idempotency-Key": "x" * 300},
     )
     assert response.status_code == 422
+
+
+async def test_a_replay_is_the_first_answer_byte_for_byte_and_the_ledger_counts_once(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    """The decision kept (docs/decisions.md, Idempotency): a replay repeats the first answer, its charge
+    and its balance included, marked by Idempotent-Replayed only; summing charges counts a key once."""
+    account = await factory.account()
+    hot, plain = await factory.contact(), await factory.contact(business_name="Plain Co", phone=None)
+    await factory.set_intent(hot, "hot")
+    keyed = {**account.headers(), "Idempotency-Key": "hot-1"}
+    first = await client.post("/api/v1/contacts/reveal", json={"contact_id": hot}, headers=keyed)
+    assert first.status_code == 200 and "Idempotent-Replayed" not in first.headers
+    assert first.headers["X-Credits-Charged"] == "6" and first.headers["X-Credits-Remaining"] == "19"
+    other = await client.post("/api/v1/contacts/reveal", json={"contact_id": plain}, headers=account.headers())
+    assert other.headers["X-Credits-Charged"] == "1"  # the balance is 18 now
+
+    replay = await client.post("/api/v1/contacts/reveal", json={"contact_id": hot}, headers=keyed)
+    assert replay.status_code == first.status_code and replay.content == first.content
+    assert replay.headers["Idempotent-Replayed"] == "true"
+    assert replay.headers["X-Credits-Charged"] == "6"  # what the first request charged, not this one
+    assert replay.headers["X-Credits-Remaining"] == "19"  # the balance after the first request, not now
+    assert replay.headers["X-Request-Id"] != first.headers["X-Request-Id"]
+
+    # Adding up every answer counts the key twice; counting each key once agrees with the ledger.
+    answers = [("hot-1", first), (None, other), ("hot-1", replay)]
+    assert sum(int(r.headers["X-Credits-Charged"]) for _, r in answers) == 13
+    counted: dict[object, int] = {}
+    for number, (key, response) in enumerate(answers):
+        counted.setdefault(key if key is not None else number, int(response.headers["X-Credits-Charged"]))
+    ledger = (await client.get("/api/v1/account/ledger", headers=account.headers())).json()["entries"]
+    reveals = [e for e in ledger if e["kind"] == "reveal"]
+    assert sum(counted.values()) == -sum(e["amount"] for e in reveals) == 7
+    assert sorted(e["reference"] for e in reveals) == sorted([hot, plain])
+    balance = (await client.get("/api/v1/account", headers=account.headers())).json()["balance"]["total"]
+    assert balance == 18

@@ -48,7 +48,10 @@ class BatchRevealResult(BaseModel):
     status: Literal["completed"]
     results: list[BatchItemResult]
     counts: dict[str, int]
-    credits_charged: Credits
+    credits_charged: Credits = Field(
+        description="Charged by this request, every item together. An idempotent replay "
+        "(`Idempotent-Replayed: true`) repeats the first request's figure and charges nothing."
+    )
     credits_remaining: Credits
 
 

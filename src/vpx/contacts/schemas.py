@@ -111,7 +111,10 @@ class RevealedContact(BaseModel):
     license: License
     sources: list[SourceRef]
     revealed_at: datetime
-    credits_charged: Credits = Field(description="Charged by this request; 0 for a contact already revealed.")
+    credits_charged: Credits = Field(
+        description="Charged by this request; 0 for a contact already revealed. An idempotent replay "
+        "(`Idempotent-Replayed: true`) repeats the first request's figure and charges nothing."
+    )
     credits_remaining: Credits
 
 
