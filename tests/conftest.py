@@ -22,6 +22,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.factories import Factory
+from tests.plain_words import problem_offences
 from vpx.app import create_app
 from vpx.clock import FixedClock
 from vpx.config import Settings
@@ -158,9 +159,28 @@ def backend(database_url: str) -> str:
     return "sqlite" if database_url.startswith("sqlite") else "postgresql"
 
 
+async def _problems_in_plain_words(response: httpx.Response) -> None:
+    """Every problem document a test receives is in plain words (tests/plain_words.py): no decision
+    number, Python repr or pydantic phrase reaches a client."""
+    if not response.headers.get("content-type", "").startswith("application/problem+json"):
+        return
+    await response.aread()
+    try:
+        problem = response.json()
+    except ValueError:
+        return  # a body that is not JSON is another test's failure to report
+    found = problem_offences(problem) if isinstance(problem, dict) else []
+    assert not found, f"{response.request.method} {response.request.url.path}: {found}"
+
+
 def asgi_client(app: FastAPI, *, client_ip: str = "127.0.0.1", **headers: str) -> httpx.AsyncClient:
     transport = httpx.ASGITransport(app=app, client=(client_ip, 50000))
-    return httpx.AsyncClient(transport=transport, base_url="http://testserver", headers=headers)
+    return httpx.AsyncClient(
+        transport=transport,
+        base_url="http://testserver",
+        headers=headers,
+        event_hooks={"response": [_problems_in_plain_words]},
+    )
 
 
 @pytest.fixture

@@ -219,7 +219,7 @@ async def test_lengths_of_optional_text_are_worded_as_for_any_string(
     response = await client.patch(
         "/api/v1/webhooks/wh_x", json={"description": "d" * 201}, headers=account.headers("full")
     )
-    assert_refused(response, "description", "String should have at most 200 characters")
+    assert_refused(response, "description", "must be at most 200 characters")
 
 
 async def test_the_document_states_the_rule(app: FastAPI) -> None:

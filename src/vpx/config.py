@@ -386,10 +386,13 @@ def _database_url_backend(value: str) -> tuple[str, str] | None:
 
 def settings_problem(exc: ValidationError) -> str:
     """One line naming each bad setting (as its environment variable) and its rule, without values."""
+    # The API's words for the same mistakes; imported here, as vpx.errors imports vpx.db, which imports this.
+    from vpx.errors import error_message
+
     problems = []
     for error in exc.errors(include_url=False):
         field = str(error["loc"][0]) if error["loc"] else ""
-        message = error["msg"].removeprefix("Value error, ")
+        message = error_message(error)
         raw = error.get("input")
         # A library's message that quotes the secret (a value of a few characters may appear in any text
         # by chance, and tells nothing: such a token is refused for its length).

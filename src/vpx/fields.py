@@ -51,7 +51,7 @@ StateCode = Annotated[
 Vertical = Annotated[
     str,
     AfterValidator(_vertical),
-    WithJsonSchema({"type": "string", "enum": list(VERTICALS), "description": "One of the 46 verticals (D18)."}),
+    WithJsonSchema({"type": "string", "enum": list(VERTICALS), "description": "One of the 46 verticals."}),
 ]
 
 

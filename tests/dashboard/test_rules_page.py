@@ -45,7 +45,7 @@ async def test_errors_are_explained_and_nothing_is_created(web: Browser) -> None
     refused = await add(web, states="ZZ", min_confidence="7", industries=[])
     assert refused.status_code == 422
     text = refused.text
-    assert "ZZ" in text and "two-letter" in text and "less than or equal to 1" in text
+    assert "ZZ" in text and "two-letter" in text and "must be at most 1" in text
     assert "No rules yet." in text
 
 

@@ -76,7 +76,7 @@ async def test_validation_failed_lists_the_fields(factory: Factory, connect) -> 
     error = refused.value
     assert error.status == 422 and error.code == "invalid_parameters"
     assert [e.field for e in error.errors] == ["limit"]
-    assert error.fields == {"limit": "Input should be less than or equal to 100"}
+    assert error.fields == {"limit": "must be at most 100"}
 
 
 def test_every_code_the_service_defines_has_its_class() -> None:

@@ -21,7 +21,7 @@ router = APIRouter(prefix="/api/v1/account", tags=["account"])
 
 @router.get("", response_model=AccountView, responses=problem_responses(401, 403, 429), summary="The account")
 async def get_account(caller: ReadCaller, session: WriteSession, settings: AppSettings, now: Now) -> AccountView:
-    """Plan, balances, active keys and the next free-credit reset (D8)."""
+    """Plan, balances, active keys and the next free-credit reset (free credits do not carry over)."""
     balance = await credit_service.refresh_free_credits(
         session, account_id=caller.account_id, now=now, settings=settings
     )
@@ -54,7 +54,7 @@ async def get_ledger(
     limit: Annotated[int, Query(ge=1, le=100, description="Page size, 1–100.")] = 25,
     cursor: Annotated[str | None, Query(max_length=100, description="From a previous page.")] = None,
 ) -> LedgerPage:
-    """Every balance change, newest first, with the balance after it (D11)."""
+    """Every balance change, newest first, with the balance after it."""
     before = decode_cursor(cursor, "ledger") if cursor else None
     await credit_service.refresh_free_credits(session, account_id=caller.account_id, now=now, settings=settings)
     entries = await credit_service.list_ledger(session, account_id=caller.account_id, limit=limit + 1, before_id=before)

@@ -11,7 +11,7 @@ from vpx.money import Credits
 
 class BalanceView(BaseModel):
     total: Credits
-    free: Credits = Field(description="This month's free credits left; they do not carry over (D8).")
+    free: Credits = Field(description="This month's free credits left; they do not carry over.")
     paid: Credits = Field(description="Granted credits and revenue share; these carry over.")
 
 

@@ -94,8 +94,9 @@ async def create_key(
     settings: AppSettings,
     now: Now,
 ) -> Response:
-    """A new key; its `secret` is in this response only. At most 5 active keys (D5, 409
-    `key_limit_reached`). Accepts `Idempotency-Key` (D12)."""
+    """A new key; its `secret` is in this response only. At most 5 active keys (a sixth is a 409
+    `key_limit_reached`). Accepts `Idempotency-Key`: a repeat with the same key and body within 24
+    hours returns the same key, with `secret: null`."""
     created: dict[str, KeyCreated] = {}
 
     async def handler() -> Response:

@@ -40,7 +40,7 @@ _V6 = (
 )
 ALLOWLIST_ENTRY_PATTERN = rf"^({_V4}(/(3[0-2]|[12]?[0-9]))?|{_V6}(/(12[0-8]|1[01][0-9]|[1-9]?[0-9]))?)$"
 _ENTRY = re.compile(ALLOWLIST_ENTRY_PATTERN)
-ALLOWLIST_DESCRIPTION = "IPv4/IPv6 addresses and CIDR ranges allowed to use the key; empty = no restriction (D6)."
+ALLOWLIST_DESCRIPTION = "IPv4/IPv6 addresses and CIDR ranges allowed to use the key; empty = no restriction."
 
 
 # Names are single-line text (vpx.fields) and lose surrounding spaces; allow-list entries are taken
@@ -78,7 +78,7 @@ class KeyView(BaseModel):
     ip_allowlist: list[str]
     status: Literal["active", "revoked"]
     created_at: datetime
-    rotate_by: datetime = Field(description="90 days after creation; rotation is recommended by then (D28).")
+    rotate_by: datetime = Field(description="90 days after creation; rotation is recommended by then.")
     rotation_due: bool = Field(description="True once `rotate_by` has passed (and the key is active).")
     last_used_at: datetime | None = Field(description="Last authenticated request, to the minute.")
     revoked_at: datetime | None
@@ -94,7 +94,7 @@ class KeyCreated(KeyView):
 class KeyList(BaseModel):
     keys: list[KeyView]
     active_keys: int
-    max_active_keys: int = Field(description="At most this many keys may be active at once (D5).")
+    max_active_keys: int = Field(description="At most this many keys may be active at once.")
     max_keys: int = Field(
         description="Keys the account keeps, active and revoked: a new key past it forgets the keys revoked "
         "longest ago."

@@ -33,7 +33,7 @@ Budget = Annotated[
     BeforeValidator(_number),
     Field(ge=Decimal("0.0001"), le=1_000_000_000),
     AfterValidator(_to_units),
-    WithJsonSchema({"type": "number", "minimum": 0.0001, "maximum": 1_000_000_000, "description": "Credits (D11)."}),
+    WithJsonSchema({"type": "number", "minimum": 0.0001, "maximum": 1_000_000_000, "description": "Credits."}),
 ]
 DailyCap = Annotated[
     JsonInt, Field(ge=1, le=1_000_000), WithJsonSchema({"type": "integer", "minimum": 1, "maximum": 1_000_000})
@@ -62,7 +62,7 @@ class RuleFields(TrimmedModel):
 
 class RuleCreate(RuleFields):
     name: RuleName = ""
-    industries: Industries = Field(description="Verticals to buy in (D18).")
+    industries: Industries = Field(description="Verticals to buy in.")
     states: States = Field(description="Two-letter state codes.")
     min_confidence: Confidence = Field(description="Signals below this confidence are not bought.")
     categories: Categories | None = Field(default=None, description="Signal categories to buy on; absent: all.")

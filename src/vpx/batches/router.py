@@ -47,9 +47,11 @@ async def batch_reveal(
     settings: AppSettings,
     now: Now,
 ) -> Response:
-    """1–100 ids (duplicates collapsed), each under every reveal rule: suppression, price (D9), charge
-    once (D10); only revealed items are charged, and an item the remaining credits cannot pay for is
-    `insufficient_credits` while the others go on. Accepts `Idempotency-Key` (D12)."""
+    """1–100 ids (duplicates collapsed), each under every reveal rule: the suppression check, the
+    contact's price, nothing charged for a contact this account revealed before; only revealed items are
+    charged, and an item the remaining credits cannot pay for is `insufficient_credits` while the others
+    go on. Accepts `Idempotency-Key`: a repeat with the same key and body within 24 hours returns the
+    first response and charges nothing more."""
 
     async def handler() -> Response:
         if body.webhook_url is not None:

@@ -30,7 +30,7 @@ class BatchRevealRequest(TrimmedModel):
         default=None,
         max_length=2048,
         description="When given: a 202 at once, each result POSTed here as it completes (`contact.revealed`), "
-        "then `batch_reveal.completed`. https, public address (D26).",
+        "then `batch_reveal.completed`. https, public address.",
     )
 
 

@@ -21,6 +21,7 @@ from vpx.cli import secrets as secrets_cli
 from vpx.cli import signals as signals_cli
 from vpx.cli import visitors as visitors_cli
 from vpx.cli.output import JsonOption, emit, fail, run_with_database
+from vpx.cli.words import PlainWordsGroup
 from vpx.cli.worker import worker
 from vpx.clock import Clock
 from vpx.config import Settings, get_settings
@@ -36,12 +37,17 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
     help="vpx: Contact and Intent Signal API.",
+    cls=PlainWordsGroup,
 )
 db_app = typer.Typer(no_args_is_help=True, help="Database schema.")
 accounts_app = typer.Typer(no_args_is_help=True, help="Customer accounts.")
 keys_app = typer.Typer(no_args_is_help=True, help="API keys.")
 credits_app = typer.Typer(no_args_is_help=True, help="Credits.")
-suppress_app = typer.Typer(no_args_is_help=True, help="The suppression list (D15).")
+suppress_app = typer.Typer(
+    no_args_is_help=True,
+    help="The suppression list: contacts, phones and emails no reveal may show (opt-outs, do-not-contact, "
+    "FCRA-regulated records).",
+)
 app.add_typer(db_app, name="db")
 app.add_typer(accounts_app, name="accounts")
 app.add_typer(keys_app, name="keys")
@@ -213,7 +219,7 @@ def accounts_create(
     plan: Annotated[str, typer.Option(help="Plan.")] = "free",
     as_json: bool = JsonOption,
 ) -> None:
-    """Create an account on the free plan (25 credits a month, D8)."""
+    """Create an account on the free plan (25 credits each calendar month, no payment card)."""
     if plan not in account_service.PLANS:
         fail(
             f"unknown plan {plan!r}; plans: {', '.join(account_service.PLANS)}",

@@ -22,13 +22,14 @@ signals_app = typer.Typer(no_args_is_help=True, help="Intent signals: ingest evi
 
 @signals_app.command("ingest")
 def ingest_command(
-    path: Annotated[Path, typer.Argument(help="A JSON Lines file of evidence events (D36).", show_default=False)],
+    path: Annotated[Path, typer.Argument(help="A JSON Lines file of evidence events.", show_default=False)],
     batch_size: Annotated[int, typer.Option(min=1, max=20_000, help="Events per transaction.")] = BATCH_SIZE,
     as_json: bool = JsonOption,
 ) -> None:
-    """Ingest evidence events, one JSON object per line: classified (D20, D21), linked to the catalogue,
-    committed as signals. A bad line is reported with its line number and skipped; the others go in.
-    Running the same file again inserts nothing new."""
+    """Ingest evidence events, one JSON object per line: each given its intent level (fcra_blocked when
+    its evidence holds FCRA-regulated attributes), linked to the catalogue, committed as a signal. A bad
+    line is reported with its line number and skipped; the others go in. Running the same file again
+    inserts nothing new."""
     if not path.is_file():
         fail(f"no such file: {path}", as_json=as_json, code="invalid_parameters")
     settings = get_settings()

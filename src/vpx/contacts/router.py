@@ -79,7 +79,7 @@ async def search_get(
     settings: AppSettings,
     search: Search,
 ) -> Response:
-    """Full-text search with typo tolerance and prefix matching; previews are free (D13)."""
+    """Full-text search with typo tolerance and prefix matching, best matches first; previews are free."""
     return await _search(request, search, settings, _query(params, params.q))
 
 
@@ -139,7 +139,9 @@ async def reveal(
     settings: AppSettings,
     now: Now,
 ) -> Response:
-    """Suppression check, then the price (D9), charged once (D10); accepts `Idempotency-Key` (D12)."""
+    """The suppression check, then the contact's price (`reveal_cost` in its preview); a contact this
+    account revealed before is returned again for nothing. Accepts `Idempotency-Key`: a repeat with the
+    same key and body within 24 hours returns the first response and charges nothing more."""
     return await _reveal(request, caller, session, settings, now, body.contact_id)
 
 
@@ -169,8 +171,8 @@ async def reveal_by_path(
 async def get_contact(
     contact_id: ContactId, caller: ReadCaller, session: ReadSession, settings: AppSettings, now: Now
 ) -> RevealedContactView | ContactPreview:
-    """The full record to an account that revealed it, else the preview (D14); for a revealed contact,
-    also what the account enriched with its own provider keys (D32), beside the registry's values."""
+    """The full record to an account that revealed it, else the preview; for a revealed contact, also
+    what the account enriched with its own provider keys, beside the registry's values."""
     found = await contact_service.contact_for_account(
         session, account_id=caller.account_id, contact_id=contact_id, now=now, settings=settings
     )

@@ -21,7 +21,7 @@ class ContactPreview(BaseModel):
     state: str = Field(description="Two-letter USPS state code.")
     industry: str = Field(description="One of the 46 verticals.")
     preview: Literal[True] = True
-    reveal_cost: Credits = Field(description="Credits a reveal of this contact costs now (D9).")
+    reveal_cost: Credits = Field(description="Credits a reveal of this contact costs now.")
 
 
 class Interpretation(BaseModel):
@@ -120,7 +120,7 @@ class RevealedContact(BaseModel):
 
 class RevealedContactView(RevealedContact):
     """A revealed contact as ``GET /contacts/{id}`` shows it: the registry's record and, beside it,
-    what this account enriched with its own provider keys (D32)."""
+    what this account enriched with its own provider keys."""
 
     enrichment: EnrichmentView | None = Field(
         default=None,

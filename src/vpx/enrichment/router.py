@@ -157,7 +157,8 @@ async def batch_enrich(
     """1–100 contact ids (duplicates collapsed), each enriched by the worker through the same waterfall
     as `POST /contacts/{id}/enrich`; progress at `status_url`. When done, `enrichment.completed` goes
     to `webhook_url` (signed with `webhook_secret`, shown once) and to the account's subscriptions.
-    Accepts `Idempotency-Key` (D12)."""
+    Accepts `Idempotency-Key`: a repeat with the same key and body within 24 hours returns the first
+    response."""
 
     async def handler() -> Response:
         batch, secret = await batch_service.start_batch(

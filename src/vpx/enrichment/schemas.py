@@ -106,7 +106,7 @@ class FieldValue(PreviousValue):
 
 class DecisionMakerFields(BaseModel):
     name: str
-    title: str | None = Field(description="As the registry gives it (D31).")
+    title: str | None = Field(description="As the registry gives it.")
     fields: dict[str, FieldValue] = Field(description="email, phone, title, linkedin_url found for this person.")
 
 

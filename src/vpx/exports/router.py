@@ -42,8 +42,8 @@ async def export_contacts(
     session: ReadSession,
     search: Search,
 ) -> StreamingResponse:
-    """Every contact this account has revealed, with full details, filtered like a search (D13);
-    streamed in constant memory whatever the size (D30)."""
+    """Every contact this account has revealed, with full details, filtered like a search; streamed
+    whatever the size."""
     query = await contact_export.plan_revealed_query(
         session, account_id=caller.account_id, filters=filters, search=search
     )
@@ -60,6 +60,6 @@ async def export_contacts(
 async def export_signals(
     filters: Annotated[signal_export.SignalFilters, Query()], request: Request, caller: BuyCaller
 ) -> StreamingResponse:
-    """The signals a D22 query returns (every page), streamed in constant memory (D30)."""
+    """The signals a `GET /signals` query returns (every page), streamed whatever their number."""
     batches = signal_export.signal_csv_batches(request.app.state.database, filters)
     return csv_response("signals.csv", csv_lines(signal_export.COLUMNS, batches))

@@ -50,7 +50,8 @@ async def contribute(
     """Up to 1,000 contacts. Each row is `accepted` (searchable at once, source `contributed`),
     `duplicate` (same phone, or same business name + city + state, as a catalogue contact or an
     earlier row) or `rejected` with field errors. Other accounts' reveals of accepted contacts earn
-    the publisher a revenue share. Accepts `Idempotency-Key` (D12)."""
+    the publisher a revenue share. Accepts `Idempotency-Key`: a repeat with the same key and body
+    within 24 hours returns the first response."""
 
     async def handler() -> Response:
         results = await publisher_service.contribute(

@@ -23,6 +23,6 @@ router = APIRouter(prefix="/api/v1/contacts", tags=["contacts"])
 async def decision_makers(contact_id: ContactId, caller: BuyCaller, session: ReadSession) -> DecisionMakerList:
     """The people with authority at the business, as the registries name them (an organisation's
     authorized official, a licence's owner or partners): names, titles, role and source are free;
-    a person's phone is shown only once this account has revealed the contact (D31). Needs a Standard
+    a person's phone is shown only once this account has revealed the contact. Needs a Standard
     or Full Access key; charges nothing."""
     return await registry_service.list_decision_makers(session, account_id=caller.account_id, contact_id=contact_id)

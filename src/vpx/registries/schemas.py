@@ -19,7 +19,7 @@ class DecisionMakerView(BaseModel):
     )
     source: DecisionMakerSource
     phone: str | None = Field(
-        description="E.164; only for an account that revealed the contact (D31), else null (see phone_available)."
+        description="E.164; only for an account that revealed the contact, else null (see phone_available)."
     )
     phone_available: bool = Field(description="The registry gives this person a phone; revealing the contact shows it.")
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from vpx.errors import error_message
 from vpx.fields import MultiLine, SingleLine, Timestamp
 from vpx.signals.events import BusinessRef, SignalEvent
 from vpx.signals.schemas import Category
@@ -38,7 +39,7 @@ class EvidenceEventIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     category: Category
-    industry: SingleLine = Field(max_length=40, description="One of the 46 verticals (D18).")
+    industry: SingleLine = Field(max_length=40, description="One of the 46 verticals.")
     observed_at: Timestamp
     confidence: float | None = Field(default=None, ge=0, le=1, allow_inf_nan=False)
     topic: SingleLine | None = Field(default=None, max_length=200)
@@ -60,7 +61,7 @@ def event_from(raw: Any) -> SignalEvent:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "event"
-        raise ValueError(f"{where}: {first['msg']}") from None
+        raise ValueError(f"{where}: {error_message(first)}") from None
     if (parsed.contact_id is None) == (parsed.business is None):
         raise ValueError("give exactly one of contact_id and business")
     business = None

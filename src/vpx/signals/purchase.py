@@ -30,7 +30,12 @@ async def purchase_signal(
     charged and nothing about the contact said (D19); a signal without a contact → 404."""
     signal = await signal_service.load_signal(session, signal_id)
     if signal.source_status == "fcra_blocked":
-        raise SignalFcraBlocked(f"Signal {signal_id} is fcra_blocked: it can never be purchased (D19, D21).")
+        # D19, D21: blocked at ingestion, permanently; never purchasable.
+        raise SignalFcraBlocked(
+            f"Signal {signal_id} is fcra_blocked: its evidence involves information the FCRA regulates "
+            "(credit, employment, rental or eviction history, and the like), so it can never be purchased; "
+            "nothing was charged."
+        )
     if signal.contact_id is None:
         raise NotFound(f"Signal {signal_id} has no contact to purchase.")
     outcome = await contact_service.reveal_contact(

@@ -50,8 +50,8 @@ MAX_ADMIN_EVENTS = 10_000
 async def query_signals(
     params: Annotated[SignalQueryParams, Query()], caller: ReadCaller, database: AppDatabase, settings: AppSettings
 ) -> SignalPage:
-    """D22: filters alone or combined, `since` (compared with `created_at`), newest first, an opaque
-    cursor. Without `source_status`, fcra_blocked signals appear too, reduced to their public fields (D19)."""
+    """Filters alone or combined, `since` (compared with `created_at`), newest first, an opaque
+    cursor. Without `source_status`, fcra_blocked signals appear too, reduced to their public fields."""
 
     # Shared catalogue data, nothing of the account's: a replica may answer (a moment behind).
     async def read(session: AsyncSession) -> SignalPage:
@@ -106,8 +106,8 @@ async def stream_signals(
         ),
     ] = "",
 ) -> Response:
-    """D23: Full Access only. New signals as they are ingested (by any server process), filtered like
-    `GET /signals`; fcra_blocked ones only with `source_status=fcra_blocked`, reduced (D19). With
+    """Full Access only. New signals as they are ingested (by any server process), filtered like
+    `GET /signals`; fcra_blocked ones only with `source_status=fcra_blocked`, reduced. With
     `Last-Event-ID` the signals missed since that event come first, without gap or repeat. A connection
     ends cleanly after its lifetime (`VPX_STREAM_MAX_SECONDS`); the client reconnects with Last-Event-ID.
     When the key is revoked or the account suspended or deleted while the stream is open, the stream
@@ -137,7 +137,7 @@ async def stream_signals(
 async def batch_signals(
     body: SignalBatchRequest, caller: ReadCaller, database: AppDatabase, settings: AppSettings
 ) -> SignalBatchResponse:
-    """Up to 25 queries (D22), each the first page of its query, results in request order."""
+    """Up to 25 queries, each the first page of its query, results in request order."""
 
     async def read(session: AsyncSession) -> SignalBatchResponse:
         results = []
@@ -164,7 +164,7 @@ async def batch_signals(
 async def get_signal(
     signal_id: SignalId, caller: ReadCaller, database: AppDatabase, settings: AppSettings
 ) -> SignalView:
-    """One signal (D19); an fcra_blocked one reduced to its public fields."""
+    """One signal; an fcra_blocked one reduced to its public fields."""
 
     async def read(session: AsyncSession) -> SignalView:
         return await signal_service.get_signal(session, signal_id=signal_id, settings=settings)
@@ -196,8 +196,9 @@ async def get_signal(
 async def purchase_signal(
     signal_id: SignalId, request: Request, caller: BuyCaller, session: WriteSession, settings: AppSettings, now: Now
 ) -> Response:
-    """A reveal of the signal's contact at its price tier (D9), with every reveal rule: suppression,
-    charge once (D10), the ledger, `Idempotency-Key` (D12). Credits in `X-Credits-*` headers."""
+    """A reveal of the signal's contact at its price tier, with every reveal rule: the suppression
+    check, nothing charged for a contact this account revealed before, the ledger, `Idempotency-Key`.
+    Credits in `X-Credits-*` headers."""
 
     async def handler() -> Response:
         outcome = await signal_purchase.purchase_signal(
@@ -230,12 +231,13 @@ async def ingest_evidence(
         list[Any],
         Body(
             max_length=MAX_ADMIN_EVENTS,
-            description="Evidence events (D36), each `{category, industry, observed_at, confidence?, topic?, "
+            description="Evidence events, each `{category, industry, observed_at, confidence?, topic?, "
             "contact_id? | business, evidence}`. A bad event is reported by its index and skipped.",
         ),
     ],
 ) -> IngestResult:
-    """D36 for operators: classified (D20, D21), linked to the catalogue and committed as signals."""
+    """Evidence events from an operator: each given its intent level, fcra_blocked when its evidence
+    holds FCRA-regulated attributes, linked to the catalogue and committed as a signal."""
     state = request.app.state
     parsed = []
     positions: list[int] = []

@@ -17,14 +17,17 @@ SourceStatus = Literal["available", "fcra_blocked"]
 
 
 class SignalView(BaseModel):
-    """A signal (D19). An ``fcra_blocked`` signal keeps only id, category, industry, state,
+    """A signal. An ``fcra_blocked`` signal keeps only id, category, industry, state,
     source_status and timestamps: every other field is null (no contact, no evidence)."""
 
     id: str = Field(examples=["sg_4Fq9zK2mX7bT1cYw"], description="Signal identifier, `sg_…`.")
-    sequence: int = Field(description="Position in commit order; the stream's event id (D23).")
+    sequence: int = Field(description="Position in commit order; the stream's event id.")
     category: Category
-    industry: str = Field(description="One of the 46 verticals (D18).")
-    intent_level: IntentLevel | None = Field(description="D20; null when fcra_blocked.")
+    industry: str = Field(description="One of the 46 verticals.")
+    intent_level: IntentLevel | None = Field(
+        description="hot: budget, timeline and vendor evaluation in the evidence; warm: a timeline or a named "
+        "vendor; cold: an interest only. Null when fcra_blocked."
+    )
     source_status: SourceStatus
     confidence: float | None = Field(ge=0, le=1, description="0–1; null when fcra_blocked.")
     topic: str | None
@@ -34,12 +37,12 @@ class SignalView(BaseModel):
     created_at: datetime = Field(description="When it entered the service (what `since` compares).")
     summary: str | None
     evidence: dict[str, Any] | None = Field(description="The source's evidence attributes; null when fcra_blocked.")
-    reveal_cost: Credits | None = Field(description="Credits a purchase costs now (D9); null when fcra_blocked.")
+    reveal_cost: Credits | None = Field(description="Credits a purchase costs now; null when fcra_blocked.")
     contact: ContactPreview | None = Field(description="The contact's preview; null when fcra_blocked or unlinked.")
 
 
 class SignalPage(BaseModel):
-    """D22: newest first; pass ``next_cursor`` as ``cursor`` for the next page (null at the end)."""
+    """Newest first; pass ``next_cursor`` as ``cursor`` for the next page (null at the end)."""
 
     signals: list[SignalView]
     limit: int
@@ -47,7 +50,7 @@ class SignalPage(BaseModel):
 
 
 class SignalQueryParams(TrimmedModel):
-    """D22's query parameters. Unknown parameters are a 422, never ignored."""
+    """The query parameters of `GET /signals`. Unknown parameters are a 422, never ignored."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
@@ -64,7 +67,8 @@ class SignalQueryParams(TrimmedModel):
 
 
 class SignalStreamParams(TrimmedModel):
-    """D23's filters (D22's, without paging). Without `source_status`, available signals only (D19)."""
+    """The stream's filters (those of `GET /signals`, without paging). Without `source_status`,
+    available signals only."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
@@ -82,7 +86,7 @@ def _no_bool(value: object) -> object:
 
 
 class SignalBatchQuery(TrimmedModel):
-    """One query of a batch: D22's filters."""
+    """One query of a batch: the filters of `GET /signals`."""
 
     model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
 
@@ -110,7 +114,7 @@ class SignalBatchResult(BaseModel):
 
 
 class SignalBatchResponse(BaseModel):
-    """Results in request order (D22)."""
+    """Results in request order."""
 
     results: list[SignalBatchResult]
 
@@ -123,7 +127,7 @@ class SkippedEvent(BaseModel):
 
 
 class IngestResult(BaseModel):
-    """What an ingest did (D36)."""
+    """What an ingest of evidence events did."""
 
     ingested: int
     duplicates: int
@@ -135,7 +139,7 @@ class IngestResult(BaseModel):
 
 
 class SignalPurchase(BaseModel):
-    """A purchase: the signal and its contact, revealed (D14) at the contact's price (D9)."""
+    """A purchase: the signal and its contact, revealed at the contact's price."""
 
     signal: SignalView
     contact: RevealedContact

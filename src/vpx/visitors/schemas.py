@@ -82,7 +82,7 @@ class IdentifyRequest(BaseModel):
 
 
 class Company(BaseModel):
-    """A preview of the business (D14's rules decide what a reveal shows)."""
+    """A preview of the business (a reveal shows the rest)."""
 
     contact_id: str
     business_name: str

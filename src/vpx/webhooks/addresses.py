@@ -154,7 +154,8 @@ async def check_target(raw: str, *, allow_private: bool, resolver: Resolver = sy
         try:
             found = await resolver(host, url.port or (443 if url.scheme == "https" else 80))
         except (OSError, TimeoutError, UnicodeError) as exc:
-            raise TargetRefused(f"host {host} does not resolve ({type(exc).__name__})") from None
+            why = " (no answer in time)" if isinstance(exc, TimeoutError) else ""
+            raise TargetRefused(f"host {host} does not resolve{why}") from None
         if not found:
             raise TargetRefused(f"host {host} does not resolve")
     addresses: list[IPAddress] = []

@@ -30,7 +30,7 @@ class SignalFilter(TrimmedModel):
     intent_level: Literal["hot", "warm", "cold"] | None = None
     state: str | None = Field(default=None, description="Two-letter state code.")
     source_status: Literal["available", "fcra_blocked"] | None = Field(
-        default=None, description="Absent means available signals only (D19)."
+        default=None, description="Absent means available signals only."
     )
 
     @field_validator("state")

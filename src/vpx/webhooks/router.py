@@ -106,8 +106,8 @@ async def create_webhook(
     settings: AppSettings,
     now: Now,
 ) -> Response:
-    """The URL must be https and resolve to public addresses (D26). The secret is shown once;
-    accepts `Idempotency-Key` (D12)."""
+    """The URL must be https and resolve to public addresses. The secret is shown once. Accepts
+    `Idempotency-Key`: a repeat with the same key and body within 24 hours returns the first response."""
 
     async def handler() -> Response:
         endpoint, secret = await webhook_service.create_endpoint(

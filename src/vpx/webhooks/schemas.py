@@ -36,7 +36,9 @@ class WebhookCreate(TrimmedModel):
 
     url: str = Field(max_length=2048, examples=["https://example.com/hooks/vpx"], description="https, public address.")
     events: list[EventType] = Field(min_length=1, max_length=20)
-    signal_filter: SignalFilter | None = Field(default=None, description="Applies to `signal.created` (D22 filters).")
+    signal_filter: SignalFilter | None = Field(
+        default=None, description="Applies to `signal.created`: the filters of `GET /signals`."
+    )
     description: SingleLine = Field(default="", max_length=200)
 
     _events = field_validator("events")(_distinct)
