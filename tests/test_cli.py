@@ -83,11 +83,25 @@ def test_errors_are_json_with_a_nonzero_exit(app: FastAPI, database_url: str, ar
 
 def test_demo_loads_a_catalogue_and_its_signals_and_prints_one_key_of_each_type(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path / 'demo.db'}"
-    first = vpx(url, "demo", "--count", "1000")
+    data = {"VPX_DATA_DIR": str(tmp_path / "var")}
+    first = vpx(url, "demo", "--count", "1000", environment=data)
     assert first["contacts_added"] == 1000 and first["contacts"] == 1000
     assert first["signals_added"] == 200 and first["signals"] == 200  # at least 200, one per ten contacts
     assert sorted(first["keys"]) == ["full", "live", "ro"]
     assert first["keys"]["ro"].startswith("vpx_ro_")
-    second = vpx(url, "demo", "--count", "1000")
+    # The keys are kept for the next run, readable by their owner only.
+    saved = tmp_path / "var" / "demo-keys.json"
+    assert first["keys_file"] == str(saved) and (saved.stat().st_mode & 0o777) == 0o600
+    assert json.loads(saved.read_text())["keys"] == first["keys"]
+    # Run again (make serve a second time): the same keys, none revoked.
+    second = vpx(url, "demo", "--count", "1000", environment=data)
     assert second["contacts_added"] == 0 and second["signals_added"] == 0 and second["signals"] == 200
-    assert second["account_id"] == first["account_id"] and second["keys"] != first["keys"]
+    assert second["account_id"] == first["account_id"] and second["keys"] == first["keys"]
+    assert second["earlier_keys_revoked"] == 0
+    listed = vpx(url, "keys", "list", "--account", first["account_id"])["keys"]
+    assert len([k for k in listed if k["revoked_at"] is None]) == 3
+    # The file gone: new keys, and the output says the earlier ones were revoked.
+    saved.unlink()
+    third = vpx(url, "demo", "--count", "1000", environment=data)
+    assert set(third["keys"].values()).isdisjoint(first["keys"].values()) and third["earlier_keys_revoked"] == 3
+    assert json.loads(saved.read_text())["keys"] == third["keys"]

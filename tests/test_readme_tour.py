@@ -1,10 +1,13 @@
 """The README's tour with curl is a test: every command in it runs, with the real curl, against a
-server started the way the README says (`vpx demo`, then `vpx serve`, on the embedded database), and
-what the README shows of each answer stays true (its status class, the fields and headers shown).
+server started the way `make serve` starts it (`vpx demo`, then `vpx serve` with the settings the
+Makefile gives it, on the embedded database), and what the README shows of each answer stays true
+(its status class, the fields and headers shown).
 
 What a reader replaces with their own is replaced here the same way: the keys the demo printed, ids
-the README writes as `ct_8442` or `sg_…` (taken from the answers before them, as a reader would), a
-mail host of their own (a loopback one, allowed for the test), and the stream is cut after a moment.
+the README writes as `ct_8442` or `sg_…` (taken from the answers before them, as a reader would), the
+ports (a free one for the server and one for the demo's mail catcher, where the README has :8000 and
+2525), and the stream is cut after a moment. The sequence's first email is then looked for where the
+README says it lands (the catcher's folder in the data directory, `var/demo-mail/` under make serve).
 """
 
 from __future__ import annotations
@@ -16,16 +19,22 @@ import shutil
 import subprocess
 import time
 from dataclasses import dataclass, field
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import TEST_SECRET_KEY
+from tests.dashboard.live_server import free_port
 from tests.faults.support import VPX, VpxServer
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+REPO = Path(__file__).resolve().parents[1]
+README = REPO / "README.md"
 FEED_WAIT_S = 90.0
+MAIL_WAIT_S = 30.0
 pytestmark = pytest.mark.skipif(shutil.which("curl") is None, reason="the tour runs the real curl, not installed")
 
 
@@ -86,17 +95,29 @@ def shown_fields(shown: list[str]) -> tuple[set[str], set[str], int | None]:
     return fields, headers, status
 
 
+def make_serve_settings(mail_port: int) -> dict[str, str]:
+    """The VPX_* settings the Makefile's `serve` target gives `vpx serve` (names without the prefix),
+    with the demo's mail catcher on ``mail_port``."""
+    recipe = (REPO / "Makefile").read_text().split("\nserve:", 1)[1].split("\n\n", 1)[0]
+    [line] = [line for line in recipe.splitlines() if "vpx serve" in line]
+    found = dict(re.findall(r"\bVPX_([A-Z_]+)=(\S+)", line))
+    assert found.get("DEMO_MAIL_PORT") == "$(DEMO_MAIL_PORT)", line
+    found["DEMO_MAIL_PORT"] = str(mail_port)
+    return {name.lower(): value for name, value in found.items()}
+
+
 @dataclass
 class Tour:
     env: dict[str, str]
+    mail_port: int
     ids: dict[str, str] = field(default_factory=dict)  # the latest id seen of each prefix (ct, sg, mbx…)
 
     def fill(self, command: str) -> str:
-        # A reader's own values: a mail host they own (loopback, allowed for the test) and the stream cut.
-        command = command.replace("smtp.acme.example", "127.0.0.1")
+        # The ports of this run (the README's are make serve's defaults), and the stream cut.
+        command = command.replace('"smtp_port":2525', f'"smtp_port":{self.mail_port}')
         command = command.replace("curl -N ", "curl -N --max-time 3 ")
         if "ct" in self.ids:
-            command = command.replace("ct_8442", self.ids["ct"])
+            command = re.sub(r"\bct_\d+\b", self.ids["ct"], command)
         for prefix in ("sg", "mbx", "seq", "site", "abr"):
             if prefix in self.ids:
                 command = command.replace(f"{prefix}_…", self.ids[prefix])
@@ -127,20 +148,24 @@ def run(tour: Tour, command: str) -> tuple[int, dict[str, str], str]:
 
 def test_every_command_of_the_tour_runs_and_answers_as_shown(tmp_path: Path) -> None:
     database_url = f"sqlite+aiosqlite:///{tmp_path / 'vpx.db'}"
-    # As `make serve` runs it: the demo feed on (VPX_DEMO_FEED=1).
-    settings = {"mailbox_allow_private": "1", "webhook_allow_private": "1", "demo_feed": "1"}
+    data = tmp_path / "var"  # the data directory: `var` under make serve
+    mail_port = free_port()
+    # As `make serve` runs it (the demo feed, the dashboard's emails to the log, the mail catcher), and no
+    # more: mail and webhook hosts are guarded as they are there.
+    settings = {**make_serve_settings(mail_port), "data_dir": str(data)}
     env = {
-        **os.environ,
+        **{name: value for name, value in os.environ.items() if not name.startswith("VPX_")},
         "VPX_DATABASE_URL": database_url,
         "VPX_SECRET_KEYS": TEST_SECRET_KEY,
         "VPX_LOG_LEVEL": "WARNING",
+        "VPX_DATA_DIR": str(data),
     }
     demo = subprocess.run([VPX, "demo", "--json"], capture_output=True, text=True, env=env, timeout=300)
     assert demo.returncode == 0, demo.stderr
     keys = json.loads(demo.stdout.strip().splitlines()[-1])["keys"]
     server = VpxServer(database_url, tmp_path / "serve.log", settings)
     try:
-        tour = Tour({"KEY": keys["live"], "FULL": keys["full"], "API": f"{server.url}/api/v1"})
+        tour = Tour({"KEY": keys["live"], "FULL": keys["full"], "API": f"{server.url}/api/v1"}, mail_port)
         steps = tour_steps()
         assert len(steps) >= 15, [s.command for s in steps]
         for step in steps:
@@ -170,5 +195,21 @@ def test_every_command_of_the_tour_runs_and_answers_as_shown(tmp_path: Path) -> 
             tour.learn(json.dumps(answer, separators=(",", ":")))
         for prefix in ("ct", "sg", "mbx", "seq", "site"):
             assert prefix in tour.ids, f"the tour never met a {prefix}_ id: {tour.ids}"
+        # The sequence's first email, where the README says to look, its unsubscribe link on this port.
+        assert "\nls var/demo-mail/ " in README.read_text()
+        message = first_caught(data / "demo-mail")
+        assert message["Subject"].startswith("Quick question, ") and message["From"].endswith("<sam@acme.example>")
+        assert message["List-Unsubscribe"].startswith(f"<{server.url}/u/")
     finally:
         server.stop()
+
+
+def first_caught(folder: Path) -> EmailMessage:
+    """The first email the demo's mail catcher keeps in ``folder`` (the worker sends it within moments)."""
+    deadline = time.monotonic() + MAIL_WAIT_S
+    while not (caught := sorted(folder.glob("*.eml"))) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert caught, f"no email in {folder} within {MAIL_WAIT_S} s"
+    message = message_from_bytes(caught[0].read_bytes(), policy=default)
+    assert isinstance(message, EmailMessage)
+    return message

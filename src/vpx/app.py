@@ -9,8 +9,9 @@ from contextlib import asynccontextmanager
 from datetime import datetime
 from typing import Any
 
-from fastapi import FastAPI
+from fastapi import FastAPI, Request, Response
 from fastapi.openapi.utils import get_openapi
+from fastapi.responses import JSONResponse, RedirectResponse
 
 from vpx import __version__
 from vpx.accounts.router import router as account_router
@@ -57,6 +58,7 @@ from vpx.webhooks.router import router as webhook_router
 from vpx.worker import status as worker_status
 from vpx.worker.loop import InProcessWorker, Worker
 
+TITLE = "vpx Contact and Intent Signal API"
 DESCRIPTION = """Contacts from government registries, revealed for credits; buyer-intent signals.
 
 Every request carries an `X-API-Key` header. Errors are RFC 9457 problem details with a stable `code`.
@@ -118,7 +120,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         await database.dispose()
 
     app = FastAPI(
-        title="vpx Contact and Intent Signal API",
+        title=TITLE,
         version=__version__,
         description=DESCRIPTION,
         openapi_url="/api/v1/openapi.json",
@@ -178,8 +180,27 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(visitor_collect_router)
     install_dashboard(app)
     install_api_docs(app)
+    app.add_api_route("/", root, methods=["GET"], include_in_schema=False)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     return app
+
+
+# What `GET /` lists for a client that asks for anything but a page.
+ROOT_LINKS = {
+    "openapi": "/api/v1/openapi.json",
+    "docs": "/docs",
+    "dashboard": "/dashboard",
+    "health": "/healthz",
+    "ready": "/readyz",
+}
+
+
+async def root(request: Request) -> Response:
+    """`/`: a browser (asking for HTML) is sent to the dashboard; anything else gets an index of links."""
+    accept = request.headers.get("accept", "")
+    if "text/html" in accept or "application/xhtml+xml" in accept:
+        return RedirectResponse("/dashboard", status_code=307)
+    return JSONResponse({"name": TITLE, "version": __version__, "links": ROOT_LINKS})
 
 
 def openapi_document(app: FastAPI) -> dict[str, Any]:

@@ -157,8 +157,12 @@ class Settings(BaseSettings):
     # How often the worker reads each mailbox with IMAP for replies and bounces.
     imap_poll_seconds: float = Field(default=60.0, gt=0, le=86_400)
     # The service's public base URL: unsubscribe links, the visitor snippet and the address its page
-    # views are reported to are built from it.
+    # views are reported to are built from it. Unset, `vpx serve` sets it from its --host and --port.
     public_url: str = "http://127.0.0.1:8000"
+    # Development and demos only (make serve): `vpx serve` runs the demo's mail catcher, an SMTP sink on
+    # 127.0.0.1 at this port keeping each message in data_dir/demo-mail/; the demo account's mailboxes
+    # alone may point at it (vpx.mail.catcher). Unset: no catcher.
+    demo_mail_port: int | None = Field(default=None, ge=1, le=65_535)
 
     # D33 visitor identification. DNS servers for reverse look-ups ("127.0.0.1:5353,192.0.2.53";
     # empty: the system resolver) and a look-up's whole time budget.

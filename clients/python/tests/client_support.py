@@ -36,6 +36,7 @@ class Seed:
 class LiveServer:
     url: str  # http://127.0.0.1:<port>
     seed: Seed
+    data_dir: Path  # the server's data directory (VPX_DATA_DIR): the demo's keys file, its caught mail
 
     @property
     def api(self) -> str:
@@ -64,12 +65,17 @@ def server_env(database_url: str, **settings: str) -> dict[str, str]:
     return env
 
 
+def data_dir(seed: Seed) -> Path:
+    """The data directory of the tests' servers: the folder of the SQLite file (never the shell's ./var)."""
+    return Path(seed.database_url.split(":///", 1)[1]).parent
+
+
 def seed_demo(path: Path) -> Seed:
     """`vpx demo --json` on a new SQLite file: 1,000 demo contacts and the demo account's keys."""
     url = f"sqlite+aiosqlite:///{path}"
     done = subprocess.run(
         [VPX, "demo", "--json", "--count", "1000"],
-        env=server_env(url),
+        env=server_env(url, DATA_DIR=str(path.parent)),
         capture_output=True,
         text=True,
         timeout=120,
@@ -89,6 +95,7 @@ def free_port() -> int:
 def live_server(seed: Seed, **settings: str) -> Iterator[LiveServer]:
     """`vpx serve` on a free loopback port with the given ``VPX_*`` settings, until the block ends."""
     port = free_port()
+    settings = {"DATA_DIR": str(data_dir(seed)), **settings}
     process = subprocess.Popen(
         [VPX, "serve", "--port", str(port)],
         env=server_env(seed.database_url, **settings),
@@ -110,7 +117,7 @@ def live_server(seed: Seed, **settings: str) -> Iterator[LiveServer]:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"vpx serve did not answer within {STARTUP_LIMIT_S} s")
             time.sleep(0.1)
-        yield LiveServer(url=url, seed=seed)
+        yield LiveServer(url=url, seed=seed, data_dir=Path(settings["DATA_DIR"]))
     finally:
         process.terminate()
         try:

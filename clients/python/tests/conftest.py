@@ -24,7 +24,7 @@ from tests.factories import Factory  # noqa: E402
 from vpx.app import create_app  # noqa: E402
 from vpx.clock import Clock  # noqa: E402
 
-from client_support import ADMIN_TOKEN, LiveServer, Seed, live_server, seed_demo  # noqa: E402
+from client_support import ADMIN_TOKEN, LiveServer, Seed, free_port, live_server, seed_demo  # noqa: E402
 from vpx_client import AsyncClient  # noqa: E402
 
 # Fast retries for the in-process tests: the waits are recorded in `meta.retries`, never timed.
@@ -102,14 +102,21 @@ def seed(tmp_path_factory: pytest.TempPathFactory) -> Seed:
 
 
 @pytest.fixture(scope="session")
-def server(seed: Seed) -> Iterator[LiveServer]:
+def demo_mail_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="session")
+def server(seed: Seed, demo_mail_port: int) -> Iterator[LiveServer]:
     """`vpx serve` on a free loopback port. Stream connections last 2 s (the client must resume),
-    webhooks may target loopback, the worker looks for due deliveries every 0.1 s."""
+    webhooks may target loopback, the worker looks for due deliveries every 0.1 s; the demo's mail
+    catcher runs, as under make serve."""
     with live_server(
         seed,
         STREAM_MAX_SECONDS="2",
         STREAM_POLL_SECONDS="0.1",
         WEBHOOK_ALLOW_PRIVATE="1",
         WORKER_POLL_SECONDS="0.1",
+        DEMO_MAIL_PORT=str(demo_mail_port),
     ) as running:
         yield running

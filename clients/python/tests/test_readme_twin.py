@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import re
 import threading
+import time
+from email import message_from_bytes
+from email.message import EmailMessage
+from email.policy import default
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,7 @@ def readme_code() -> str:
     return match.group("code")
 
 
-def test_the_readme_python_tour_runs(server: LiveServer, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_readme_python_tour_runs(server: LiveServer, demo_mail_port: int, monkeypatch: pytest.MonkeyPatch) -> None:
     # What the tour reads: a hot home-services signal in Colorado (the stream and the purchase).
     server.ingest(
         [
@@ -39,6 +43,8 @@ def test_the_readme_python_tour_runs(server: LiveServer, monkeypatch: pytest.Mon
         monkeypatch.setenv("VPX_LIVE_KEY", server.seed.keys["live"])
         monkeypatch.setenv("VPX_FULL_KEY", server.seed.keys["full"])
         monkeypatch.setenv("VPX_WEBHOOK_URL", f"{receiver.url}/vpx")
+        # The demo's mail catcher, as make serve runs it (on a port of the test's).
+        monkeypatch.setenv("VPX_DEMO_MAIL_PORT", str(demo_mail_port))
         namespace: dict[str, Any] = {"__name__": "readme_twin"}
         errors: list[BaseException] = []
 
@@ -61,3 +67,19 @@ def test_the_readme_python_tour_runs(server: LiveServer, monkeypatch: pytest.Mon
     assert event.type == "webhook.test"
     assert namespace["contact"].meta.idempotency_key
     assert namespace["bought"].signal.intent_level == "hot"
+    # The sequence's first email, where the README says it lands (var/demo-mail/ under make serve).
+    assert namespace["result"].status == "enrolled"
+    message = first_caught(server.data_dir / "demo-mail")
+    assert message["Subject"] == f"Quick question, {namespace['contact'].business_name}"
+    assert message["List-Unsubscribe"].startswith(f"<{server.url}/u/")
+
+
+def first_caught(folder: Path) -> EmailMessage:
+    """The first email the demo's mail catcher keeps in ``folder`` (the worker sends it within moments)."""
+    deadline = time.monotonic() + 30  # a limit against hanging, not a measure
+    while not (caught := sorted(folder.glob("*.eml"))) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert caught, f"no email in {folder}"
+    message = message_from_bytes(caught[0].read_bytes(), policy=default)
+    assert isinstance(message, EmailMessage)
+    return message

@@ -103,7 +103,12 @@ def serve(
 
     if not worker:
         os.environ["VPX_WORKER_IN_PROCESS"] = "false"  # read by every server process's settings
-        get_settings.cache_clear()
+    url = _bound_url(host, port)
+    if not os.environ.get("VPX_PUBLIC_URL", "").strip():
+        # The links the service writes (unsubscribe, password reset, the visitor snippet) point where it
+        # listens; behind a proxy VPX_PUBLIC_URL says where that is, and wins.
+        os.environ["VPX_PUBLIC_URL"] = url
+    get_settings.cache_clear()
     settings = get_settings()
     _migrate(settings)
     try:
@@ -113,16 +118,18 @@ def serve(
         fail(str(exc), as_json=as_json, code="secrets_unavailable")
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="vpx-metrics-")
-    emit(
-        {
-            "status": "serving",
-            "url": f"http://{host}:{port}",
-            "workers": workers,
-            "background_worker": "in each server process" if settings.runs_worker_in_process else "separate",
-            "docs": f"http://{host}:{port}/docs",
-        },
-        as_json=as_json,
-    )
+    serving: dict[str, object] = {
+        "status": "serving",
+        "url": url,
+        "public_url": settings.public_url,
+        "workers": workers,
+        "background_worker": "in each server process" if settings.runs_worker_in_process else "separate",
+        "docs": f"{url}/docs",
+        "dashboard": f"{url}/dashboard",
+    }
+    if settings.demo_mail_port is not None:
+        serving.update(_start_mail_catcher(settings, as_json=as_json))
+    emit(serving, as_json=as_json)
     uvicorn.run(
         "vpx.app:create_app",
         factory=True,
@@ -135,6 +142,36 @@ def serve(
         # uvicorn's protocol, but bytes that are not HTTP get a problem document, not a bare text/plain 400.
         http="vpx.http_protocol:ProblemHttpProtocol",
     )
+
+
+def _bound_url(host: str, port: int) -> str:
+    """The URL of the address the server listens on; a wildcard address (every interface) is reached
+    at loopback from this machine (others need VPX_PUBLIC_URL)."""
+    shown = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}.get(host, host)
+    return f"http://[{shown}]:{port}" if ":" in shown else f"http://{shown}:{port}"
+
+
+def _start_mail_catcher(settings: Settings, *, as_json: bool) -> dict[str, object]:
+    """The demo's mail catcher (VPX_DEMO_MAIL_PORT, make serve) in this process, next to the server
+    processes; a port already taken stops `vpx serve` here, saying so."""
+    from vpx.mail import catcher
+
+    assert settings.demo_mail_port is not None
+    try:
+        sock = catcher.listening_socket(settings.demo_mail_port)
+    except OSError as exc:
+        fail(
+            f"the demo's mail catcher cannot listen on {catcher.HOST}:{settings.demo_mail_port} "
+            f"({exc.strerror or exc}): set VPX_DEMO_MAIL_PORT to a free port",
+            as_json=as_json,
+            code="demo_mail_port_taken",
+        )
+    folder = catcher.catcher_folder(settings)
+    catcher.run_in_thread(folder, sock)
+    return {
+        "demo_mail_smtp": f"{catcher.HOST}:{settings.demo_mail_port} (the demo account only; no TLS)",
+        "demo_mail_folder": f"{folder}/ (one .eml file per email)",
+    }
 
 
 @app.command()
@@ -156,8 +193,9 @@ def demo(
     ] = False,
     as_json: bool = JsonOption,
 ) -> None:
-    """Load the demo catalogue and a month of its intent signals (once), and print a fresh key of each
-    type for the demo account."""
+    """Load the demo catalogue and a month of its intent signals (once), and print a key of each type
+    for the demo account: the same ones on every run, kept in the data directory's demo-keys.json."""
+    from vpx.demo import account as demo_account
     from vpx.demo import service as demo_service
     from vpx.demo import signals as demo_signals
 
@@ -173,26 +211,47 @@ def demo(
         wanted = signals if signals is not None else demo_signals.default_signal_count(contacts)
         # Through the ingestion pipeline, as evidence events (D36): classified, linked, priced.
         report = await demo_signals.load_demo_signals(database, count=wanted, seed=seed, now=now, settings=settings)
-        account, secrets = await demo_service.issue_demo_account(
-            database, now=now, settings=settings, grant=Decimal(grant)
+        # The keys the last run printed, kept while they are still the demo account's (vpx.demo.account).
+        issued = await demo_service.issue_demo_account(
+            database, now=now, settings=settings, grant=Decimal(grant), saved=demo_account.read_saved_keys(saved)
         )
         return {
             "contacts_added": added,
             "contacts": contacts,
             "signals_added": report.ingested,
             "signals": await demo_signals.demo_signal_count(database),
-            "account_id": account.id,
-            "keys": secrets,
+            "account_id": issued.account.id,
+            "keys": issued.secrets,
+            "keys_file": str(saved),
+            "earlier_keys_revoked": issued.revoked,
         }
 
+    saved = demo_account.keys_file(settings)
     result = run_with_database(work, as_json=as_json, settings=settings)
+    keys_made = result["keys"]
+    assert isinstance(keys_made, dict)
+    try:
+        demo_account.save_keys(saved, account_id=str(result["account_id"]), keys=keys_made)
+    except OSError as exc:
+        fail(
+            f"the demo's keys could not be saved in {saved} ({exc.strerror or exc}); they are "
+            f"{', '.join(f'{kind} {secret}' for kind, secret in keys_made.items())}",
+            as_json=as_json,
+            code="demo_keys_not_saved",
+        )
     if as_json:
         emit(result, as_json=True)
     else:
         keys = result.pop("keys")
         assert isinstance(keys, dict)
         labels = {"ro": "Read Only key", "live": "Standard key", "full": "Full Access key"}
-        emit({**result, **{labels[kind]: secret for kind, secret in keys.items()}}, as_json=False, title="vpx demo")
+        revoked = result.pop("earlier_keys_revoked")
+        result.pop("keys_file")
+        shown = {**result, **{labels[kind]: secret for kind, secret in keys.items()}}
+        shown["keys_file"] = f"{saved} (the same keys next time)"
+        if revoked:
+            shown["earlier_keys"] = f"{revoked} revoked (not in {saved})"
+        emit(shown, as_json=False, title="vpx demo")
     if not live:
         return
     # --live: the live demo feed in the foreground, a line on stderr per round, until Ctrl-C.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from itertools import islice
@@ -10,17 +12,19 @@ from sqlalchemy import func, select
 
 from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
-from vpx.auth.keys import KeyType
+from vpx.auth.keys import KeyType, hash_key
 from vpx.config import Settings
 from vpx.contacts.catalogue import add_contacts, contact_row
 from vpx.contacts.search import SearchBackend
 from vpx.credits import service as credit_service
 from vpx.db import Database
+from vpx.demo.account import DEMO_EMAIL
 from vpx.demo.generator import demo_contacts
 from vpx.models import Account, ApiKey, Contact
 
-DEMO_EMAIL = "demo@vpx.example"
 CHUNK = 2000
+TYPES = (KeyType.ro, KeyType.live, KeyType.full)
+DEMO_KEY_NAME = "demo "  # the demo's keys are named "demo ro", "demo live", "demo full"
 
 
 async def demo_catalogue_size(database: Database) -> int:
@@ -45,11 +49,20 @@ async def load_demo_catalogue(
     return added
 
 
+@dataclass(frozen=True)
+class DemoKeys:
+    account: Account
+    secrets: dict[str, str]  # by type: "ro", "live", "full"
+    revoked: int  # earlier keys revoked on the way (their secrets were not saved)
+
+
 async def issue_demo_account(
-    database: Database, *, now: datetime, settings: Settings, grant: Decimal
-) -> tuple[Account, dict[str, str]]:
-    """The demo account (created on first use) with a fresh key of each type; earlier demo keys are
-    revoked so the five-key limit never bites."""
+    database: Database, *, now: datetime, settings: Settings, grant: Decimal, saved: Mapping[str, str] | None = None
+) -> DemoKeys:
+    """The demo account (created on first use) with a key of each type: the ``saved`` ones (the last
+    run's, vpx.demo.account) that are still its active keys of their type, new ones for the others.
+    Earlier demo keys not kept are revoked, and the account's oldest other keys too when the five-key
+    limit would bite."""
     async with database.write_sessions() as session, session.begin():
         account = await session.scalar(select(Account).where(Account.email == DEMO_EMAIL))
         if account is None:
@@ -67,21 +80,45 @@ async def issue_demo_account(
                     now=now,
                     settings=settings,
                 )
-        for key in await session.scalars(
-            select(ApiKey).where(ApiKey.account_id == account.id, ApiKey.revoked_at.is_(None))
-        ):
-            key.revoked_at = now
-        await session.flush()
+        active = list(
+            await session.scalars(
+                select(ApiKey)
+                .where(ApiKey.account_id == account.id, ApiKey.revoked_at.is_(None))
+                .order_by(ApiKey.created_at, ApiKey.id)
+            )
+        )
+        by_hash = {key.secret_hash: key for key in active}
         secrets: dict[str, str] = {}
-        for key_type in (KeyType.ro, KeyType.live, KeyType.full):
+        kept_ids: set[str] = set()
+        for key_type in TYPES:
+            secret = (saved or {}).get(key_type.value)
+            found = by_hash.get(hash_key(secret)) if secret else None
+            if secret and found is not None and found.key_type == key_type.value:
+                secrets[key_type.value] = secret
+                kept_ids.add(found.id)
+        missing = [key_type for key_type in TYPES if key_type.value not in secrets]
+        others = [key for key in active if key.id not in kept_ids]
+        # The demo's own earlier keys first (nobody can print them again), then the oldest others.
+        others.sort(key=lambda key: not key.name.startswith(DEMO_KEY_NAME))
+        room = settings.max_active_keys - len(active)
+        revoked = 0
+        for key in others:
+            if not key.name.startswith(DEMO_KEY_NAME) and room >= len(missing):
+                break
+            key.revoked_at = now
+            revoked += 1
+            room += 1
+        await session.flush()
+        for key_type in missing:
             _, secret = await key_service.create_key(
                 session,
                 account_id=account.id,
                 key_type=key_type,
-                name=f"demo {key_type.value}",
+                name=f"{DEMO_KEY_NAME}{key_type.value}",
                 ip_allowlist=[],
                 now=now,
                 settings=settings,
             )
             secrets[key_type.value] = secret
-    return account, secrets
+    ordered = {key_type.value: secrets[key_type.value] for key_type in TYPES}
+    return DemoKeys(account=account, secrets=ordered, revoked=revoked)

@@ -1,6 +1,7 @@
 """The account's mailboxes (D34): kept with their passwords sealed, their hosts checked like webhook
-URLs (no loopback, private or metadata address unless VPX_MAILBOX_ALLOW_PRIVATE), verified by logging
-in, paused by hand or by the bounce rate."""
+URLs (no loopback, private or metadata address unless VPX_MAILBOX_ALLOW_PRIVATE; the demo account's
+SMTP host may be the demo's mail catcher, vpx.mail.catcher), verified by logging in, paused by hand or
+by the bounce rate."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.config import Settings
 from vpx.cursors import decode_keyed_cursor, encode_keyed_cursor
+from vpx.demo.account import is_demo_account
 from vpx.errors import Conflict, InvalidParameters, NotFound
 from vpx.ids import new_id
+from vpx.mail.catcher import is_catcher
 from vpx.mailboxes.imap import ImapAccount, ImapError
 from vpx.mailboxes.imap import verify as imap_verify
 from vpx.mailboxes.schemas import MailboxCreate, MailboxUpdate, MailboxView
@@ -33,8 +36,13 @@ MAILBOX_CURSOR = "mbx"
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-async def check_host(host: str, port: int, *, field: str, settings: Settings, resolver: Resolver) -> None:
-    """The host must resolve, and only to addresses a webhook could use (D26's guard)."""
+async def check_host(
+    host: str, port: int, *, field: str, settings: Settings, resolver: Resolver, demo: bool = False
+) -> None:
+    """The host must resolve, and only to addresses a webhook could use (D26's guard). The one exception
+    is the demo account's (``demo``) SMTP host when it is the demo's mail catcher (make serve)."""
+    if demo and field == "smtp_host" and is_catcher(host, port, settings):
+        return
     try:
         literal = ipaddress.ip_address(host.strip("[]"))
         addresses = [str(literal)]
@@ -61,7 +69,8 @@ async def create_mailbox(
     resolver: Resolver,
     now: datetime,
 ) -> Mailbox:
-    await check_host(body.smtp_host, body.smtp_port, field="smtp_host", settings=settings, resolver=resolver)
+    demo = await is_demo_account(session, account_id) if settings.demo_mail_port is not None else False
+    await check_host(body.smtp_host, body.smtp_port, field="smtp_host", settings=settings, resolver=resolver, demo=demo)
     if session.get_bind().dialect.name == "postgresql":
         # Two creations at once count one after the other (SQLite runs one writer at a time anyway).
         await session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
@@ -131,7 +140,8 @@ async def update_mailbox(
     given = body.model_fields_set
     if {"smtp_host", "smtp_port"} & given:
         host, port = body.smtp_host or mailbox.smtp_host, body.smtp_port or mailbox.smtp_port
-        await check_host(host, port, field="smtp_host", settings=settings, resolver=resolver)
+        demo = await is_demo_account(session, mailbox.account_id) if settings.demo_mail_port is not None else False
+        await check_host(host, port, field="smtp_host", settings=settings, resolver=resolver, demo=demo)
         mailbox.smtp_host, mailbox.smtp_port = host, port
     if "imap_host" in given and body.imap_host is None:
         mailbox.imap_host = mailbox.imap_port = mailbox.imap_security = mailbox.imap_username = None
@@ -253,7 +263,8 @@ def smtp_account(mailbox: Mailbox, box: SecretBox, settings: Settings) -> SmtpAc
         username=mailbox.smtp_username or (mailbox.email if mailbox.smtp_password_sealed else None),
         password=box.open(mailbox.smtp_password_sealed) if mailbox.smtp_password_sealed else None,
         timeout=settings.mailbox_timeout_seconds,
-        allow_private=settings.mailbox_allow_private,
+        # The demo's mail catcher on loopback: only the demo account's mailboxes were let point at it.
+        allow_private=settings.mailbox_allow_private or is_catcher(mailbox.smtp_host, mailbox.smtp_port, settings),
     )
 
 
