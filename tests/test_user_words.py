@@ -343,3 +343,7 @@ async def test_a_malformed_json_body_is_told_where_in_the_usual_problem(
     assert problem["detail"] == "The request body is not valid JSON: expecting ',' delimiter at line 3, column 15."
     empty = await client.post("/api/v1/keys", content=b"", headers=headers)
     assert empty.status_code == 400 and empty.json()["detail"] == "This request needs a JSON body."
+    for body, why in ((b'{"type": "r\xff"}', "it is not UTF-8 text"), (b"[" * 100_000, "it nests too deeply")):
+        refused = await client.post("/api/v1/keys", content=body, headers=headers)
+        assert refused.status_code == 400 and refused.json()["code"] == "malformed_request"
+        assert refused.json()["detail"] == f"The request body is not valid JSON: {why}.", refused.text

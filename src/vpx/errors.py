@@ -445,12 +445,17 @@ async def _on_http(request: Request, exc: Exception) -> JSONResponse:
         400: ("malformed_request", MalformedRequest.title),
         413: ("payload_too_large", PayloadTooLarge.title),
     }.get(exc.status_code, ("http_error", "Error"))
+    detail = str(exc.detail)
+    if isinstance(exc.__cause__, UnicodeDecodeError):  # the framework's "error parsing the body"
+        detail = "The request body is not valid JSON: it is not UTF-8 text."
+    elif isinstance(exc.__cause__, RecursionError):
+        detail = "The request body is not valid JSON: it nests too deeply."
     return problem_response(
         request,
         status=exc.status_code,
         code=code,
         title=title,
-        detail=str(exc.detail),
+        detail=detail,
         headers=dict(exc.headers or {}),
     )
 
