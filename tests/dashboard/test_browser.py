@@ -25,6 +25,7 @@ from fastapi import FastAPI
 from tests.dashboard.conftest import PASSWORD, issue_confirmation
 from tests.dashboard.live_server import LiveServer, live_server
 from tests.factories import Factory
+from tests.signals.support import event, ingest
 
 pytestmark = pytest.mark.asyncio
 
@@ -276,4 +277,32 @@ async def test_sign_in_with_the_keyboard_alone(
     outline = await page.evaluate("getComputedStyle(document.activeElement).outlineStyle")
     assert outline == "solid"
     await shot(page, backend, "keyboard-focus")
+    await context.close()
+
+
+async def test_the_live_list_adds_only_signals_the_table_does_not_show(
+    app: FastAPI, server: LiveServer, browser: Any, factory: Factory, backend: str, confirm_link: ConfirmLink
+) -> None:
+    """Signals that came while nobody watched are in the table, not repeated in the live list below it;
+    one that arrives while the page is open is added once, its category in words."""
+    contact = await factory.contact()
+    context = await browser.new_context()
+    page = await context.new_page()
+    await sign_up(page, server, confirm_link)
+    await page.goto(server.url + "/dashboard/signals")
+    await page.locator("#feed-status", has_text="Live:").wait_for()  # (a CSP page: no wait_for_function)
+    await page.goto(server.url + "/dashboard")  # left: its stream closes
+    await ingest(app, [event(contact_id=contact, business=None, topic=f"earlier {n}", source_record_id=str(n))
+                       for n in (1, 2)])  # fmt: skip
+    await page.wait_for_timeout(1500)  # the server's stream poll (0.5 s) has come round meanwhile
+    await page.goto(server.url + "/dashboard/signals")
+    assert await page.locator("#latest-signals tbody tr").count() == 2
+    await page.locator("#feed-status", has_text="Live:").wait_for()  # (a CSP page: no wait_for_function)
+    await ingest(app, [event(contact_id=contact, business=None, category="tech_install", topic="new one",
+                             evidence={"technology": "Jobber"}, source_record_id="3")])  # fmt: skip
+    await page.locator("#signal-feed li").first.wait_for()
+    await page.wait_for_timeout(1000)  # anything else the stream would add
+    items = await page.locator("#signal-feed li").all_inner_texts()
+    assert len(items) == 1 and items[0].startswith("Technology installed"), items
+    await shot(page, backend, "14-signals-live")
     await context.close()

@@ -37,7 +37,7 @@ async def test_add_a_rule_and_see_it_buy(web: Browser, app: FastAPI) -> None:
     ct = await factory.contact()
     await ingest(app, [event(contact_id=ct, business=None, source_record_id="r1")])
     page = (await web.get("/dashboard/rules")).text
-    assert "1 of 5 contacts, 1 credits" in page and "1 contacts, 1 of 10 credits" in page
+    assert "1 of 5 contacts, 1 credit<" in page and "1 contact, 1 of 10 credits" in page  # one credit, one contact
 
 
 async def test_errors_are_explained_and_nothing_is_created(web: Browser) -> None:

@@ -39,7 +39,7 @@ async def test_signals_page_lists_the_latest_signals(app: FastAPI, web: Browser,
     rows = page.split('<tr data-signal-id="')[1:]
     assert len(rows) == 3
     assert "FCRA blocked" in rows[0] and "Hidden" not in page and "Acme" not in rows[0]
-    assert "tech install" in rows[1] and ">hot<" in rows[1] and "6 credits" in rows[1]
+    assert "Technology installed" in rows[1] and ">hot<" in rows[1] and "6 credits" in rows[1]
     assert "Acme Plumbing LLC" in rows[2] and "helpdesk software" in rows[2] and "6 credits" in rows[2]
     assert f'href="/dashboard/contacts/{contact}"' in rows[2]
 

@@ -452,7 +452,8 @@ def status(as_json: bool = JsonOption) -> None:
     else:
         from vpx.cli.output import cell, emit_rows
 
-        waiting = found["waiting"]
+        waiting, workers = found["waiting"], found["workers"]
+        assert isinstance(waiting, dict) and isinstance(workers, list)
         summary = {
             "ready": cell(found["ready"]),
             "live workers": found["live_workers"],
@@ -471,7 +472,7 @@ def status(as_json: bool = JsonOption) -> None:
             ("seconds_since_beat", "seconds since"),
             ("alive", "alive"),
         )
-        emit_rows(found["workers"], columns, title="workers", noun="worker")
+        emit_rows(workers, columns, title="workers", noun="worker")
     if not found["ready"]:
         raise typer.Exit(1)
 

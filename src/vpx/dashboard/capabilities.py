@@ -61,8 +61,15 @@ async def signals_page(request: Request, user: Page, session: ReadSession, setti
             "stream_url": DASHBOARD_SIGNAL_STREAM if live else None,
             "api_available": has_route(request, SIGNAL_STREAM),
             "latest": latest.signals,
+            # The live list continues from the table's newest signal.
+            "stream_after": max((s.sequence for s in latest.signals), default=None),
         },
     )
+
+
+def _sequence(text: str) -> int | None:
+    text = text.strip()
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 18 else None
 
 
 @router.get("/signals/stream")
@@ -70,7 +77,12 @@ async def signals_stream(request: Request, user: Page, settings: AppSettings) ->
     """The live view's feed: the D23 stream of available signals for a signed-in browser (EventSource
     sends the session cookie, not an API key), with Last-Event-ID resume like the API's. It ends with
     `event: closed` when the session does (sign-out, expiry) or the account is suspended or deleted."""
-    header = request.headers.get("last-event-id", "").strip()
+    # Where to continue from: the browser's Last-Event-ID when it reconnects; on the first connection,
+    # the last signal of the page's table (`after`), so the list neither repeats the table nor misses
+    # what arrived between the page and its stream.
+    last_event_id = _sequence(request.headers.get("last-event-id", ""))
+    if last_event_id is None:
+        last_event_id = _sequence(request.query_params.get("after", ""))
     state = request.app.state
     async with state.database.read_sessions() as session:
         expires_at = await session.scalar(
@@ -83,7 +95,7 @@ async def signals_stream(request: Request, user: Page, settings: AppSettings) ->
         database=state.database,
         settings=settings,
         signal_filter=signal_service.SignalFilter(),
-        last_event_id=int(header) if header.isascii() and header.isdigit() and len(header) <= 18 else None,
+        last_event_id=last_event_id,
         # Re-checked while the stream is open: the session (sign-out, expiry) and the account.
         access=SessionAccess(
             session_id=user.session_id,

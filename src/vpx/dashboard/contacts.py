@@ -35,7 +35,8 @@ ContactId = Annotated[str, Path(max_length=40)]
 
 
 def _choices() -> dict[str, Any]:
-    return {"states": sorted({**STATES, **TERRITORIES}.items()), "verticals": VERTICALS}
+    # Shown by name ("Colorado (CO)"), so in the order of their names.
+    return {"states": sorted({**STATES, **TERRITORIES}.items(), key=lambda item: item[1]), "verticals": VERTICALS}
 
 
 def _filter_values(request: Request) -> dict[str, str]:

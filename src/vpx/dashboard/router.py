@@ -1,17 +1,26 @@
-"""Every dashboard page, under /dashboard and outside the OpenAPI document."""
+"""Every dashboard page, under /dashboard and outside the OpenAPI document; and the site's /favicon.ico."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
-from fastapi.responses import RedirectResponse
+from fastapi.responses import FileResponse, RedirectResponse
 
-from vpx.dashboard import account, capabilities, contacts, credits, keys, reset, rules, signup, webhooks
+from vpx.dashboard import STATIC_DIR, account, capabilities, contacts, credits, keys, reset, rules, signup, webhooks
 from vpx.dashboard.pages import dashboard_router
 from vpx.dashboard.web import PageRefused
 
 router = APIRouter(include_in_schema=False)
 for part in (account, signup, reset, keys, credits, contacts, webhooks, rules, capabilities):
     router.include_router(part.router)
+
+
+@router.get("/favicon.ico")
+async def favicon() -> Response:
+    """The icon browsers ask every site for (the dashboard's pages name it; other pages do not)."""
+    return FileResponse(
+        STATIC_DIR / "favicon.svg", media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"}
+    )
+
 
 # Last, so that it answers only what no page did: an HTML 404 rather than problem+json.
 catch_all = dashboard_router()

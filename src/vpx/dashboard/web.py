@@ -49,7 +49,30 @@ def _day(value: datetime | None) -> str:
     return "" if value is None else value.astimezone(UTC).strftime("%Y-%m-%d")
 
 
-TEMPLATES.env.filters.update(credits=_credits, when=_when, day=_day)
+def _credit_count(value: Decimal | int | None) -> str:
+    """An amount with its unit: "1 credit", "0.5 credits", "3 credits"."""
+    if value is None:
+        return ""
+    return f"{_credits(value)} {'credit' if Decimal(value) == 1 else 'credits'}"
+
+
+# Signal categories as people read them; the API's codes stay in form values and URLs.
+CATEGORY_LABELS = {
+    "switching_intent": "Switching intent",
+    "bant_qualified": "BANT-qualified",
+    "funding_ma": "Funding and M&A",
+    "topic_surge": "Topic surge",
+    "permit_filed": "Permit filed",
+    "tech_install": "Technology installed",
+}
+
+
+def _category(code: str | None) -> str:
+    return "" if code is None else CATEGORY_LABELS.get(code, code.replace("_", " "))
+
+
+TEMPLATES.env.filters.update(credits=_credits, credit_count=_credit_count, when=_when, day=_day, category=_category)
+TEMPLATES.env.globals["category_labels"] = CATEGORY_LABELS
 
 
 class SignInRequired(Exception):

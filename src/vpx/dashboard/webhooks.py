@@ -26,14 +26,19 @@ router = dashboard_router()
 WebhookId = Annotated[str, Path(max_length=40)]
 WEBHOOK_ID = re.compile(r"^wh_[0-9A-Za-z]{1,32}$")
 RECENT_DELIVERIES = 25
+# What each event the form offers means (every one of them has a line: a test checks).
 EVENT_HINTS = {
     "contact.revealed": "a reveal charged credits (single, batch or any other channel)",
     "batch_reveal.completed": "a batch reveal has finished",
     "signal.created": "a new signal (filters can be set through the API)",
     "auto_buy.purchased": "an auto-buy rule bought a contact",
+    "enrichment.completed": "a batch enrichment with your provider keys has finished",
     "visitor.identified": "a visitor of your site was identified",
     "sequence.step_sent": "a sequence step was sent",
     "sequence.replied": "a contact replied to a sequence",
+    "sequence.bounced": "a sequence email bounced; that contact's enrollment stops",
+    "sequence.unsubscribed": "a recipient unsubscribed; their enrollments stop",
+    "sequence.finished": "an enrollment ran its last step",
 }
 
 

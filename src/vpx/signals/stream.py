@@ -172,6 +172,11 @@ class SignalBroker:
         async with self.lock:
             if not self.started:
                 await self._start()
+            elif not self.subscriptions:
+                # Idle: with no stream open the broker reads nothing, so where it last read is behind.
+                # A new stream starts from the newest signal, not from there (it would send every signal
+                # since as new).
+                await self._read_newest()
         subscription = Subscription(
             signal_filter=signal_filter,
             start_sequence=self.last_sequence,
@@ -204,9 +209,13 @@ class SignalBroker:
         self.tasks.clear()
         _brokers.discard(self)
 
-    async def _start(self) -> None:
+    async def _read_newest(self) -> None:
         async with self.database.read_sessions() as session:
-            self.last_sequence = int(await session.scalar(select(func.coalesce(func.max(Signal.sequence), 0))) or 0)
+            newest = int(await session.scalar(select(func.coalesce(func.max(Signal.sequence), 0))) or 0)
+        self.last_sequence = max(self.last_sequence, newest)
+
+    async def _start(self) -> None:
+        await self._read_newest()
         self.started = True
         _brokers.add(self)
         self.tasks.append(asyncio.create_task(self._dispatch_loop()))

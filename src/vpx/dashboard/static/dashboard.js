@@ -30,9 +30,17 @@ function setupConfirmations() {
   });
 }
 
-function describeSignal(signal) {
-  var parts = [signal.category, signal.intent_level, signal.industry, [signal.city, signal.state].filter(Boolean).join(", ")];
+function describeSignal(signal, categories) {
+  var category = categories[signal.category] || signal.category;
+  var parts = [category, signal.intent_level, signal.industry, [signal.city, signal.state].filter(Boolean).join(", ")];
   return parts.filter(Boolean).join(" · ") + (signal.summary ? " — " + signal.summary : "");
+}
+
+// Ids of the signals already on the page: the table's rows and the list's items.
+function shownSignals() {
+  var shown = {};
+  document.querySelectorAll("[data-signal-id]").forEach(function (element) { shown[element.dataset.signalId] = true; });
+  return shown;
 }
 
 function setupSignalFeed() {
@@ -44,11 +52,19 @@ function setupSignalFeed() {
     return;
   }
   var failures = 0;
+  var categories = {};
+  try { categories = JSON.parse(feed.dataset.categories || "{}"); } catch (e) { categories = {}; }
+  var shown = shownSignals();
   var source = new EventSource(feed.dataset.stream);
   source.addEventListener("open", function () { failures = 0; status.textContent = "Live: new signals appear at the top."; });
   source.addEventListener("signal", function (event) {
+    var signal;
+    try { signal = JSON.parse(event.data); } catch (e) { return; }
+    if (shown[signal.id]) return;  // in the table already, or listed before a reconnection
+    shown[signal.id] = true;
     var item = document.createElement("li");
-    try { item.textContent = describeSignal(JSON.parse(event.data)); } catch (e) { return; }
+    item.dataset.signalId = signal.id;
+    item.textContent = describeSignal(signal, categories);
     feed.insertBefore(item, feed.firstChild);
     while (feed.children.length > 200) feed.removeChild(feed.lastChild);
   });
