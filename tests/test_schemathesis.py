@@ -89,6 +89,8 @@ OPAQUE_INPUTS = {
     "/api/v1/webhooks/{webhook_id}/deliveries",
     "/api/v1/signals",
     "/api/v1/buyer/auto-buy/purchases",
+    "/api/v1/buyer/auto-buy/rules",
+    "/api/v1/keys",
     "/api/v1/visitors/visits",
     "/api/v1/visitors/sites",
 }
