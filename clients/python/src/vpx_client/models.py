@@ -96,7 +96,7 @@ class BalanceView(ApiModel):
     free: Annotated[
         Decimal,
         Field(
-            description="This month's free credits left; they do not carry over (D8).",
+            description="This month's free credits left; they do not carry over.",
             title="Free",
         ),
     ]
@@ -235,7 +235,7 @@ WebhookUrl1 = TypeAliasType(
     Annotated[
         str,
         Field(
-            description="When given: a 202 at once, each result POSTed here as it completes (`contact.revealed`), then `batch_reveal.completed`. https, public address (D26).",
+            description="When given: a 202 at once, each result POSTed here as it completes (`contact.revealed`), then `batch_reveal.completed`. https, public address.",
             max_length=2048,
             title="Webhook Url",
         ),
@@ -259,7 +259,7 @@ class BatchRevealRequest(ApiModel):
     webhook_url: Annotated[
         WebhookUrl1 | None,
         Field(
-            description="When given: a 202 at once, each result POSTed here as it completes (`contact.revealed`), then `batch_reveal.completed`. https, public address (D26).",
+            description="When given: a 202 at once, each result POSTed here as it completes (`contact.revealed`), then `batch_reveal.completed`. https, public address.",
             title="Webhook Url",
         ),
     ] = None
@@ -267,7 +267,7 @@ class BatchRevealRequest(ApiModel):
 
 class Company(ApiModel):
     """
-    A preview of the business (D14's rules decide what a reveal shows).
+    A preview of the business (a reveal shows the rest).
     """
 
     business_name: Annotated[str, Field(title="Business Name")]
@@ -313,7 +313,7 @@ class ContactPreview(ApiModel):
     reveal_cost: Annotated[
         Decimal,
         Field(
-            description="Credits a reveal of this contact costs now (D9).",
+            description="Credits a reveal of this contact costs now.",
             title="Reveal Cost",
         ),
     ]
@@ -424,7 +424,7 @@ class DecisionMakerView(ApiModel):
     phone: Annotated[
         str | None,
         Field(
-            description="E.164; only for an account that revealed the contact (D31), else null (see phone_available).",
+            description="E.164; only for an account that revealed the contact, else null (see phone_available).",
             title="Phone",
         ),
     ]
@@ -523,7 +523,7 @@ class EnrichRequest(ApiModel):
     refresh: Annotated[
         bool | None,
         Field(
-            description="Ask the providers again instead of using cached answers.",
+            description="Ask the providers again for the fields, even those the account already holds a value for, without the cached answers. A value found replaces the one held (kept as `previous`); a provider that finds nothing replaces nothing.",
             title="Refresh",
         ),
     ] = False
@@ -565,38 +565,12 @@ class FieldError(ApiModel):
     message: Annotated[str, Field(title="Message")]
 
 
-class FieldValue(ApiModel):
-    confidence: Annotated[
-        Decimal | None,
-        Field(
-            description="0-1, when the provider says how sure it is.",
-            title="Confidence",
-        ),
-    ] = None
-    fetched_at: Annotated[
-        AwareDatetime,
-        Field(description="When the provider answered.", title="Fetched At"),
-    ]
-    provider: Annotated[
-        str, Field(description="The provider that found it.", title="Provider")
-    ]
-    provider_record_id: Annotated[
-        str | None,
-        Field(
-            description="The provider's own id of the record.",
-            title="Provider Record Id",
-        ),
-    ] = None
-    value: Annotated[str, Field(title="Value")]
-
-
 class GrantRequest(ApiModel):
     model_config = ConfigDict(
         extra="forbid",
     )
     amount: Annotated[
-        Decimal,
-        Field(description="Credits (D11).", ge=0.0001, le=1000000000, title="Amount"),
+        Decimal, Field(description="Credits.", ge=0.0001, le=1000000000, title="Amount")
     ]
     note: Annotated[
         str | None,
@@ -753,7 +727,7 @@ IpAllowlist = TypeAliasType(
     Annotated[
         list[IpAllowlistItem],
         Field(
-            description="IPv4/IPv6 addresses and CIDR ranges allowed to use the key; empty = no restriction (D6).",
+            description="IPv4/IPv6 addresses and CIDR ranges allowed to use the key; empty = no restriction.",
             max_length=100,
             title="Ip Allowlist",
         ),
@@ -785,7 +759,7 @@ class KeyUpdate(ApiModel):
     ip_allowlist: Annotated[
         IpAllowlist | None,
         Field(
-            description="IPv4/IPv6 addresses and CIDR ranges allowed to use the key; empty = no restriction (D6).",
+            description="IPv4/IPv6 addresses and CIDR ranges allowed to use the key; empty = no restriction.",
             title="Ip Allowlist",
         ),
     ] = None
@@ -815,7 +789,7 @@ class KeyView(ApiModel):
     rotate_by: Annotated[
         AwareDatetime,
         Field(
-            description="90 days after creation; rotation is recommended by then (D28).",
+            description="90 days after creation; rotation is recommended by then.",
             title="Rotate By",
         ),
     ]
@@ -1183,16 +1157,43 @@ class MonthEarnings(ApiModel):
     paid_reveals: Annotated[int, Field(title="Paid Reveals")]
 
 
+class PreviousValue(ApiModel):
+    """
+    A value a refresh replaced, with where it came from.
+    """
+
+    confidence: Annotated[
+        Decimal | None,
+        Field(
+            description="0-1, when the provider says how sure it is.",
+            title="Confidence",
+        ),
+    ] = None
+    fetched_at: Annotated[
+        AwareDatetime,
+        Field(description="When the provider answered.", title="Fetched At"),
+    ]
+    provider: Annotated[
+        str, Field(description="The provider that found it.", title="Provider")
+    ]
+    provider_record_id: Annotated[
+        str | None,
+        Field(
+            description="The provider's own id of the record.",
+            title="Provider Record Id",
+        ),
+    ] = None
+    value: Annotated[str, Field(title="Value")]
+
+
 class Problem(ApiModel):
     """
-    RFC 9457 problem details, the body of every error response (D1).
+    RFC 9457 problem details, the body of every error response.
     """
 
     code: Annotated[
         str,
-        Field(
-            description="Stable, machine-readable snake_case code (D2).", title="Code"
-        ),
+        Field(description="Stable, machine-readable snake_case code.", title="Code"),
     ]
     detail: Annotated[str, Field(title="Detail")]
     errors: Annotated[
@@ -1315,12 +1316,7 @@ BudgetCredits = TypeAliasType(
     "BudgetCredits",
     Annotated[
         Decimal,
-        Field(
-            description="Credits (D11).",
-            ge=0.0001,
-            le=1000000000,
-            title="Budget Credits",
-        ),
+        Field(description="Credits.", ge=0.0001, le=1000000000, title="Budget Credits"),
     ],
 )
 
@@ -1392,7 +1388,7 @@ class RuleCreate(ApiModel):
     industries: Annotated[
         list[Literal["accounting", "advertising-marketing", "agriculture", "automotive", "aviation-aerospace", "banking", "beauty-personal-care", "biotech-pharma", "construction", "consulting", "cybersecurity", "dental", "ecommerce", "education", "energy-utilities", "engineering", "entertainment-media", "environmental-services", "financial-services", "fitness-wellness", "food-beverage", "government", "healthcare", "home-services", "hospitality", "hr-staffing", "insurance", "it-services", "legal", "logistics-transportation", "manufacturing", "medical-devices", "mental-health", "nonprofit", "pet-services", "real-estate", "restaurants", "retail", "saas", "security-services", "senior-care", "solar", "telecommunications", "travel", "veterinary", "wholesale-distribution"]],
         Field(
-            description="Verticals to buy in (D18).",
+            description="Verticals to buy in.",
             max_length=46,
             min_length=1,
             title="Industries",
@@ -1744,7 +1740,7 @@ Name2 = TypeAliasType(
 
 class SignalBatchQuery(ApiModel):
     """
-    One query of a batch: D22's filters.
+    One query of a batch: the filters of `GET /signals`.
     """
 
     model_config = ConfigDict(
@@ -1813,8 +1809,7 @@ class SignalFilter(ApiModel):
     source_status: Annotated[
         Literal["available", "fcra_blocked"] | None,
         Field(
-            description="Absent means available signals only (D19).",
-            title="Source Status",
+            description="Absent means available signals only.", title="Source Status"
         ),
     ] = None
     state: Annotated[
@@ -1835,7 +1830,7 @@ Confidence = TypeAliasType(
 
 class SignalView(ApiModel):
     """
-    A signal (D19). An ``fcra_blocked`` signal keeps only id, category, industry, state,
+    A signal. An ``fcra_blocked`` signal keeps only id, category, industry, state,
     source_status and timestamps: every other field is null (no contact, no evidence).
     """
 
@@ -1875,11 +1870,14 @@ class SignalView(ApiModel):
         ),
     ]
     industry: Annotated[
-        str, Field(description="One of the 46 verticals (D18).", title="Industry")
+        str, Field(description="One of the 46 verticals.", title="Industry")
     ]
     intent_level: Annotated[
         Literal["hot", "warm", "cold"] | None,
-        Field(description="D20; null when fcra_blocked.", title="Intent Level"),
+        Field(
+            description="hot: budget, timeline and vendor evaluation in the evidence; warm: a timeline or a named vendor; cold: an interest only. Null when fcra_blocked.",
+            title="Intent Level",
+        ),
     ]
     observed_at: Annotated[
         AwareDatetime,
@@ -1888,14 +1886,14 @@ class SignalView(ApiModel):
     reveal_cost: Annotated[
         Decimal | None,
         Field(
-            description="Credits a purchase costs now (D9); null when fcra_blocked.",
+            description="Credits a purchase costs now; null when fcra_blocked.",
             title="Reveal Cost",
         ),
     ]
     sequence: Annotated[
         int,
         Field(
-            description="Position in commit order; the stream's event id (D23).",
+            description="Position in commit order; the stream's event id.",
             title="Sequence",
         ),
     ]
@@ -2083,7 +2081,9 @@ class WebhookCreate(ApiModel):
     ]
     signal_filter: Annotated[
         SignalFilter | None,
-        Field(description="Applies to `signal.created` (D22 filters)."),
+        Field(
+            description="Applies to `signal.created`: the filters of `GET /signals`."
+        ),
     ] = None
     url: Annotated[
         str,
@@ -2269,20 +2269,6 @@ class ContributeResult(ApiModel):
     results: Annotated[list[RowResult], Field(title="Results")]
 
 
-class DecisionMakerFields(ApiModel):
-    fields: Annotated[
-        dict[str, FieldValue],
-        Field(
-            description="email, phone, title, linkedin_url found for this person.",
-            title="Fields",
-        ),
-    ]
-    name: Annotated[str, Field(title="Name")]
-    title: Annotated[
-        str | None, Field(description="As the registry gives it (D31).", title="Title")
-    ]
-
-
 class DecisionMakerList(ApiModel):
     contact_id: Annotated[str, Field(title="Contact Id")]
     decision_makers: Annotated[list[DecisionMakerView], Field(title="Decision Makers")]
@@ -2350,46 +2336,6 @@ class EmailStep(ApiModel):
     ] = None
 
 
-class EnrichResult(ApiModel):
-    attempts: Annotated[
-        list[Attempt],
-        Field(
-            description="Every provider of the waterfall, asked or not, in order.",
-            title="Attempts",
-        ),
-    ]
-    contact_id: Annotated[str, Field(title="Contact Id")]
-    credits_charged: Annotated[
-        Literal[0],
-        Field(description="Enrichment never costs credits.", title="Credits Charged"),
-    ] = 0
-    decision_makers: Annotated[
-        list[DecisionMakerFields], Field(title="Decision Makers")
-    ]
-    dry_run: Annotated[bool | None, Field(title="Dry Run")] = False
-    fields: Annotated[
-        dict[str, FieldValue],
-        Field(
-            description="The business's enriched fields the account holds.",
-            title="Fields",
-        ),
-    ]
-
-
-class EnrichmentView(ApiModel):
-    contact_id: Annotated[str, Field(title="Contact Id")]
-    decision_makers: Annotated[
-        list[DecisionMakerFields], Field(title="Decision Makers")
-    ]
-    fields: Annotated[
-        dict[str, FieldValue],
-        Field(
-            description="The business's enriched fields the account holds.",
-            title="Fields",
-        ),
-    ]
-
-
 class EnrollResponse(ApiModel):
     results: Annotated[list[EnrollResult], Field(title="Results")]
 
@@ -2416,9 +2362,44 @@ class EnrollmentView(ApiModel):
     stop_reason: Annotated[str | None, Field(title="Stop Reason")] = None
 
 
+class FieldValue(ApiModel):
+    """
+    A value the account holds, with where it came from.
+    """
+
+    confidence: Annotated[
+        Decimal | None,
+        Field(
+            description="0-1, when the provider says how sure it is.",
+            title="Confidence",
+        ),
+    ] = None
+    fetched_at: Annotated[
+        AwareDatetime,
+        Field(description="When the provider answered.", title="Fetched At"),
+    ]
+    previous: Annotated[
+        PreviousValue | None,
+        Field(
+            description="The value a refresh replaced (a different value, or another provider's), with where it came from; null until a refresh replaces the value."
+        ),
+    ] = None
+    provider: Annotated[
+        str, Field(description="The provider that found it.", title="Provider")
+    ]
+    provider_record_id: Annotated[
+        str | None,
+        Field(
+            description="The provider's own id of the record.",
+            title="Provider Record Id",
+        ),
+    ] = None
+    value: Annotated[str, Field(title="Value")]
+
+
 class IngestResult(ApiModel):
     """
-    What an ingest did (D36).
+    What an ingest of evidence events did.
     """
 
     contacts_created: Annotated[int, Field(title="Contacts Created")]
@@ -2443,7 +2424,7 @@ class KeyCreate(ApiModel):
     ip_allowlist: Annotated[
         list[IpAllowlistItem] | None,
         Field(
-            description="IPv4/IPv6 addresses and CIDR ranges allowed to use the key; empty = no restriction (D6).",
+            description="IPv4/IPv6 addresses and CIDR ranges allowed to use the key; empty = no restriction.",
             examples=[["203.0.113.7", "2001:db8::/48"]],
             max_length=100,
             title="Ip Allowlist",
@@ -2490,7 +2471,7 @@ class KeyCreated(ApiModel):
     rotate_by: Annotated[
         AwareDatetime,
         Field(
-            description="90 days after creation; rotation is recommended by then (D28).",
+            description="90 days after creation; rotation is recommended by then.",
             title="Rotate By",
         ),
     ]
@@ -2526,7 +2507,7 @@ class KeyList(ApiModel):
     max_active_keys: Annotated[
         int,
         Field(
-            description="At most this many keys may be active at once (D5).",
+            description="At most this many keys may be active at once.",
             title="Max Active Keys",
         ),
     ]
@@ -2590,7 +2571,7 @@ class RevealedContact(ApiModel):
     credits_charged: Annotated[
         Decimal,
         Field(
-            description="Charged by this request; 0 for a contact already revealed.",
+            description="Charged by this request; 0 for a contact already revealed. An idempotent replay (`Idempotent-Replayed: true`) repeats the first request's figure and charges nothing.",
             title="Credits Charged",
         ),
     ]
@@ -2599,45 +2580,6 @@ class RevealedContact(ApiModel):
         Field(description="Credits, exact to 1/10,000.", title="Credits Remaining"),
     ]
     email: Annotated[str | None, Field(title="Email")]
-    id: Annotated[str, Field(title="Id")]
-    industry: Annotated[str, Field(title="Industry")]
-    license: License
-    phone: Annotated[str | None, Field(description="E.164.", title="Phone")]
-    preview: Annotated[Literal[False], Field(title="Preview")] = False
-    revealed_at: Annotated[AwareDatetime, Field(title="Revealed At")]
-    sources: Annotated[list[SourceRef], Field(title="Sources")]
-    specialty: Annotated[str | None, Field(title="Specialty")]
-    state: Annotated[str, Field(title="State")]
-    website: Annotated[str | None, Field(title="Website")]
-
-
-class RevealedContactView(ApiModel):
-    """
-    A revealed contact as ``GET /contacts/{id}`` shows it: the registry's record and, beside it,
-    what this account enriched with its own provider keys (D32).
-    """
-
-    address: Address
-    business_name: Annotated[str, Field(title="Business Name")]
-    city: Annotated[str, Field(title="City")]
-    credits_charged: Annotated[
-        Decimal,
-        Field(
-            description="Charged by this request; 0 for a contact already revealed.",
-            title="Credits Charged",
-        ),
-    ]
-    credits_remaining: Annotated[
-        Decimal,
-        Field(description="Credits, exact to 1/10,000.", title="Credits Remaining"),
-    ]
-    email: Annotated[str | None, Field(title="Email")]
-    enrichment: Annotated[
-        EnrichmentView | None,
-        Field(
-            description="Values this account's enrichment found, each with its provider; null when it enriched nothing. The registry's own fields above are never overwritten."
-        ),
-    ] = None
     id: Annotated[str, Field(title="Id")]
     industry: Annotated[str, Field(title="Industry")]
     license: License
@@ -2669,7 +2611,7 @@ class SignalBatchResult(ApiModel):
 
 class SignalPage(ApiModel):
     """
-    D22: newest first; pass ``next_cursor`` as ``cursor`` for the next page (null at the end).
+    Newest first; pass ``next_cursor`` as ``cursor`` for the next page (null at the end).
     """
 
     limit: Annotated[int, Field(title="Limit")]
@@ -2679,7 +2621,7 @@ class SignalPage(ApiModel):
 
 class SignalPurchase(ApiModel):
     """
-    A purchase: the signal and its contact, revealed (D14) at the contact's price (D9).
+    A purchase: the signal and its contact, revealed at the contact's price.
     """
 
     contact: RevealedContact
@@ -2725,8 +2667,9 @@ class WebhookList(ApiModel):
 
 class BatchItemResult(ApiModel):
     contact: Annotated[
-        RevealedContact | None, Field(description="For revealed and already_revealed.")
-    ] = None
+        RevealedContact | None,
+        Field(description="The record for revealed and already_revealed; else null."),
+    ]
     contact_id: Annotated[str, Field(title="Contact Id")]
     credits_charged: Annotated[
         Decimal,
@@ -2747,7 +2690,10 @@ class BatchRevealResult(ApiModel):
     counts: Annotated[dict[str, int], Field(title="Counts")]
     credits_charged: Annotated[
         Decimal,
-        Field(description="Credits, exact to 1/10,000.", title="Credits Charged"),
+        Field(
+            description="Charged by this request, every item together. An idempotent replay (`Idempotent-Replayed: true`) repeats the first request's figure and charges nothing.",
+            title="Credits Charged",
+        ),
     ]
     credits_remaining: Annotated[
         Decimal,
@@ -2755,6 +2701,60 @@ class BatchRevealResult(ApiModel):
     ]
     results: Annotated[list[BatchItemResult], Field(title="Results")]
     status: Annotated[Literal["completed"], Field(title="Status")]
+
+
+class DecisionMakerFields(ApiModel):
+    fields: Annotated[
+        dict[str, FieldValue],
+        Field(
+            description="email, phone, title, linkedin_url found for this person.",
+            title="Fields",
+        ),
+    ]
+    name: Annotated[str, Field(title="Name")]
+    title: Annotated[
+        str | None, Field(description="As the registry gives it.", title="Title")
+    ]
+
+
+class EnrichResult(ApiModel):
+    attempts: Annotated[
+        list[Attempt],
+        Field(
+            description="Every provider of the waterfall, asked or not, in order.",
+            title="Attempts",
+        ),
+    ]
+    contact_id: Annotated[str, Field(title="Contact Id")]
+    credits_charged: Annotated[
+        Literal[0],
+        Field(description="Enrichment never costs credits.", title="Credits Charged"),
+    ] = 0
+    decision_makers: Annotated[
+        list[DecisionMakerFields], Field(title="Decision Makers")
+    ]
+    dry_run: Annotated[bool | None, Field(title="Dry Run")] = False
+    fields: Annotated[
+        dict[str, FieldValue],
+        Field(
+            description="The business's enriched fields the account holds.",
+            title="Fields",
+        ),
+    ]
+
+
+class EnrichmentView(ApiModel):
+    contact_id: Annotated[str, Field(title="Contact Id")]
+    decision_makers: Annotated[
+        list[DecisionMakerFields], Field(title="Decision Makers")
+    ]
+    fields: Annotated[
+        dict[str, FieldValue],
+        Field(
+            description="The business's enriched fields the account holds.",
+            title="Fields",
+        ),
+    ]
 
 
 class EnrollmentList(ApiModel):
@@ -2772,6 +2772,45 @@ class PurchasePage(ApiModel):
     limit: Annotated[int, Field(title="Limit")]
     next_cursor: Annotated[str | None, Field(title="Next Cursor")]
     purchases: Annotated[list[PurchaseView], Field(title="Purchases")]
+
+
+class RevealedContactView(ApiModel):
+    """
+    A revealed contact as ``GET /contacts/{id}`` shows it: the registry's record and, beside it,
+    what this account enriched with its own provider keys.
+    """
+
+    address: Address
+    business_name: Annotated[str, Field(title="Business Name")]
+    city: Annotated[str, Field(title="City")]
+    credits_charged: Annotated[
+        Decimal,
+        Field(
+            description="Charged by this request; 0 for a contact already revealed. An idempotent replay (`Idempotent-Replayed: true`) repeats the first request's figure and charges nothing.",
+            title="Credits Charged",
+        ),
+    ]
+    credits_remaining: Annotated[
+        Decimal,
+        Field(description="Credits, exact to 1/10,000.", title="Credits Remaining"),
+    ]
+    email: Annotated[str | None, Field(title="Email")]
+    enrichment: Annotated[
+        EnrichmentView | None,
+        Field(
+            description="Values this account's enrichment found, each with its provider; null when it enriched nothing. The registry's own fields above are never overwritten."
+        ),
+    ] = None
+    id: Annotated[str, Field(title="Id")]
+    industry: Annotated[str, Field(title="Industry")]
+    license: License
+    phone: Annotated[str | None, Field(description="E.164.", title="Phone")]
+    preview: Annotated[Literal[False], Field(title="Preview")] = False
+    revealed_at: Annotated[AwareDatetime, Field(title="Revealed At")]
+    sources: Annotated[list[SourceRef], Field(title="Sources")]
+    specialty: Annotated[str | None, Field(title="Specialty")]
+    state: Annotated[str, Field(title="State")]
+    website: Annotated[str | None, Field(title="Website")]
 
 
 class SequenceCreate(ApiModel):
@@ -2840,7 +2879,7 @@ class SequenceView(ApiModel):
 
 class SignalBatchResponse(ApiModel):
     """
-    Results in request order (D22).
+    Results in request order.
     """
 
     results: Annotated[list[SignalBatchResult], Field(title="Results")]
