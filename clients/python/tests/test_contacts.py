@@ -112,6 +112,23 @@ async def test_reveal_with_the_same_idempotency_key_is_answered_from_the_first(f
     assert refused.value.status == 422 and refused.value.code == "idempotency_mismatch"
 
 
+async def test_a_credit_tally_counts_a_replayed_key_once(factory: Factory, connect) -> None:
+    account = await factory.account()
+    a, b = await plumbers(factory, 2)
+    client = connect(account.keys["live"])
+    tally = vpx_client.CreditTally()
+
+    first = await client.contacts.reveal(a, idempotency_key="order-7")
+    repeat = await client.contacts.reveal(a, idempotency_key="order-7")
+    other = await client.contacts.reveal(b)
+
+    # The replay says what the first answer charged; summing every answer would count it twice.
+    assert repeat.meta.replayed and repeat.meta.credits_charged == Decimal(1)
+    assert [tally.add(first), tally.add(repeat), tally.add(other.meta)] == [1, 0, 1]
+    spent = Decimal(25) - (await client.account.balances()).total
+    assert tally.total == spent == Decimal(2)
+
+
 async def test_get_gives_the_preview_until_revealed_then_the_record(factory: Factory, connect) -> None:
     account = await factory.account()
     [contact_id] = await plumbers(factory, 1)

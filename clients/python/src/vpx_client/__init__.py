@@ -18,7 +18,7 @@ from vpx_client._async._transport import AUTO, RawResponse
 from vpx_client._blocking._client import Client
 from vpx_client._blocking._stream import SignalStream
 from vpx_client._files import ExportResult
-from vpx_client._meta import ApiModel, RateLimitState, ResponseMeta, RetryRecord
+from vpx_client._meta import ApiModel, CreditTally, RateLimitState, ResponseMeta, RetryRecord
 from vpx_client._policy import UNSET
 from vpx_client._sse import SignalEvent
 from vpx_client._version import __version__
@@ -65,6 +65,7 @@ __all__ = [
     "Client",
     "Conflict",
     "ConnectionFailed",
+    "CreditTally",
     "ExportResult",
     "FcraBlocked",
     "FieldProblem",

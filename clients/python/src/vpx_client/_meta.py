@@ -102,6 +102,38 @@ class ResponseMeta:
 NO_META = ResponseMeta()
 
 
+class CreditTally:
+    """Adds up what calls charged, counting each idempotency key once.
+
+    An idempotent replay repeats the first answer's ``credits_charged`` (it is usually the only
+    answer for a charge whose first answer was lost), so summing ``meta.credits_charged`` over every
+    result counts a key answered twice twice. ``tally.add(result)`` takes the first charge seen for a
+    key and adds nothing for a later answer with the same key; results without a key (a call made
+    without one) are each added.
+    """
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, Decimal] = {}
+        self._unkeyed = Decimal(0)
+
+    def add(self, result: ApiModel | ResponseMeta) -> Decimal:
+        """Count ``result``'s charge; return what this call added to the total (0 for a key
+        already counted, or a result that charged nothing)."""
+        meta = result if isinstance(result, ResponseMeta) else result.meta
+        charged = meta.credits_charged or Decimal(0)
+        if meta.idempotency_key is None:
+            self._unkeyed += charged
+            return charged
+        if meta.idempotency_key in self._by_key:
+            return Decimal(0)
+        self._by_key[meta.idempotency_key] = charged
+        return charged
+
+    @property
+    def total(self) -> Decimal:
+        return self._unkeyed + sum(self._by_key.values(), Decimal(0))
+
+
 class ApiModel(BaseModel):
     """Base of every generated model: unknown fields are kept (a newer server may send more), and a
     result read from a response carries that response's ``meta``."""
