@@ -484,8 +484,10 @@ def openapi(
     """Print (or write) the OpenAPI document; the repository keeps a copy in openapi.json."""
     from vpx.app import create_app
 
-    # An in-memory database and a throwaway secret key: the document needs neither.
-    document = create_app(Settings(database_url="sqlite+aiosqlite:///:memory:", secret_keys=generate_key())).openapi()
+    # An in-memory database and a throwaway secret key: the document needs neither. The app's
+    # start-up warnings (no SMTP…) concern a server, not this document: kept out of its output.
+    settings = Settings(database_url="sqlite+aiosqlite:///:memory:", secret_keys=generate_key(), log_level="ERROR")
+    document = create_app(settings).openapi()
     text = json.dumps(document, indent=2, sort_keys=True) + "\n"
     if output is None:
         typer.echo(text, nl=False)
