@@ -4,7 +4,7 @@ alike, before any row of the export is: a bad mapping is one error naming its ke
 column, the file's header.
 
 ```toml
-city = "Nashville"                 # where the permits are; a contractor's city unless a column gives one
+city = "Nashville"                 # where the permits are: a signal's and a contractor's city unless a column gives one
 state = "TN"
 date_format = "epoch_ms"           # a strptime pattern ("%m/%d/%Y"), "iso", "epoch_s" or "epoch_ms"
 timezone = "America/Chicago"       # optional (default UTC): the dates' zone, and the day of an epoch
@@ -18,10 +18,13 @@ issued = ["Date_Issued", "Date_Entered"]       # one column, or several: the fir
 cost = "Const_Cost"                            # optional
 description = "Purpose"                        # optional
 address = ["Address"]                          # optional: the site, joined with spaces
+site_city = "City"                             # optional: the site's city, the signal's (a metro area's file)
 
 [contractors]                      # optional: without it no row names a business (skipped: no_business)
 name = "Contact"                   # one contractor column; or numbered groups: "CONTRACTOR_{n}_NAME" with count
-phone = "Contact_Phone"            # optional, as are address, city, state, postal_code and type
+name_pattern = '(?P<person>[^,]+),\\s*(?P<name>.+)'   # optional: the business within the name (group "name")
+phone = "Contact_Phone"            # optional, as are city, state, postal_code and type
+address = ["No", "Street", "Suffix"]   # optional: one column, or several joined with spaces
 ignore_names = ['^SELF CONTRACTOR\\b', '^SELF PERMIT$']   # placeholders (case-insensitive regular expressions)
 # count = 15, prefer = [types], ignore = [types]: for numbered groups with a type column
 ```
@@ -45,9 +48,11 @@ from vpx.geography import STATE_CODES
 CITIES_PACKAGE = "vpx.signals.sources.cities"
 DATE_KINDS = ("iso", "epoch_s", "epoch_ms")
 TOP_KEYS = {"city", "state", "date_format", "timezone", "encoding", "source", "columns", "contractors"}
-COLUMN_KEYS = {"permit_number", "permit_type", "issued", "cost", "description", "address"}
+COLUMN_KEYS = {"permit_number", "permit_type", "issued", "cost", "description", "address", "site_city"}
 CONTRACTOR_COLUMNS = ("name", "type", "phone", "address", "city", "state", "postal_code")
-CONTRACTOR_KEYS = {*CONTRACTOR_COLUMNS, "count", "prefer", "ignore", "ignore_names"}
+CONTRACTOR_KEYS = {*CONTRACTOR_COLUMNS, "count", "prefer", "ignore", "ignore_names", "name_pattern"}
+# Contractor keys that may name several columns, joined with spaces (an address split over columns).
+CONTRACTOR_LISTS = {"address"}
 
 
 class MappingError(ValueError):
@@ -68,14 +73,24 @@ class UnknownCity(MappingError):
 class Contractors:
     name: str
     count: int | None = None  # numbered groups ("{n}" in the column names), else one contractor column
-    columns: dict[str, str] = field(default_factory=dict)  # type, phone, address, city, state, postal_code
+    # type, phone, address, city, state, postal_code: one column each, several for an address
+    columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     prefer: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     ignore_names: tuple[re.Pattern[str], ...] = ()
+    name_pattern: re.Pattern[str] | None = None
 
-    def column(self, key: str, n: int) -> str | None:
-        template = self.name if key == "name" else self.columns.get(key)
-        return template.format(n=n) if template is not None else None
+    def column_names(self, key: str, n: int) -> tuple[str, ...]:
+        """The columns of contractor ``n`` (from 1) holding ``key``; none when the mapping has no such key."""
+        templates = (self.name,) if key == "name" else self.columns.get(key, ())
+        return tuple(template.format(n=n) for template in templates)
+
+    def business_name(self, value: str) -> str:
+        """The business within a contractor value: name_pattern's ``name`` group when the pattern
+        matches the whole value and the group is not empty, else the value as it is."""
+        found = self.name_pattern.fullmatch(value) if self.name_pattern is not None else None
+        name = " ".join((found.group("name") or "").split()) if found is not None else ""
+        return name or value
 
     def is_placeholder(self, name: str) -> bool:
         return any(pattern.search(name) for pattern in self.ignore_names)
@@ -93,6 +108,7 @@ class PermitMapping:
     cost: str | None = None
     description: str | None = None
     address: tuple[str, ...] = ()
+    site_city: str | None = None  # a file covering several cities: each site's own
     contractors: Contractors | None = None
     timezone: ZoneInfo | None = None
     encoding: str = "auto"
@@ -126,13 +142,12 @@ class PermitMapping:
         wanted: list[tuple[str, str]] = [("columns.permit_number", self.permit_number)]
         wanted += [("columns.issued", c) for c in self.issued]
         wanted += [(f"columns.{k}", c) for k, c in (("permit_type", self.permit_type), ("cost", self.cost),
-                                                      ("description", self.description)) if c]  # fmt: skip
+                                                      ("description", self.description),
+                                                      ("site_city", self.site_city)) if c]  # fmt: skip
         wanted += [("columns.address", c) for c in self.address]
         if self.contractors is not None:
             for key in CONTRACTOR_COLUMNS:
-                column = self.contractors.column(key, 1)
-                if column is not None:
-                    wanted.append((f"contractors.{key}", column))
+                wanted += [(f"contractors.{key}", c) for c in self.contractors.column_names(key, 1)]
         known = set(header)
         for key, column in wanted:
             if column not in known:
@@ -227,6 +242,7 @@ def parse_mapping(text: str, *, slug: str, origin: str) -> PermitMapping:
         cost=_optional(columns, "cost", fail),
         description=_optional(columns, "description", fail),
         address=_names(columns, "address", fail, required=False),
+        site_city=_optional(columns, "site_city", fail),
         contractors=_contractors(data.get("contractors"), fail),
         timezone=timezone,
         encoding=encoding,
@@ -290,13 +306,16 @@ def _contractors(spec: Any, fail: Fail) -> Contractors | None:
         raise fail("contractors.count", "numbered columns ({n}) need a count from 1 to 100")
     if not grouped and count is not None:
         raise fail("contractors.count", "only for numbered columns: put {n} in the column names")
-    columns: dict[str, str] = {}
+    columns: dict[str, tuple[str, ...]] = {}
     for key in CONTRACTOR_COLUMNS[1:]:
         if key in spec:
             value = spec[key]
-            if not isinstance(value, str) or not value.strip() or ("{n}" in value) != grouped:
-                raise fail(f"contractors.{key}", "a column name, numbered with {n} like contractors.name")
-            columns[key] = value.strip()
+            several = key in CONTRACTOR_LISTS and isinstance(value, list) and bool(value)
+            names = value if several else [value]
+            if not all(isinstance(v, str) and v.strip() and ("{n}" in v) == grouped for v in names):
+                shape = "a column name, or a list of column names," if key in CONTRACTOR_LISTS else "a column name,"
+                raise fail(f"contractors.{key}", f"{shape} numbered with {{n}} like contractors.name")
+            columns[key] = tuple(v.strip() for v in names)
     patterns = []
     for raw in _strings(spec, "ignore_names", fail):
         try:
@@ -305,12 +324,28 @@ def _contractors(spec: Any, fail: Fail) -> Contractors | None:
             raise fail("contractors.ignore_names", f"{raw!r} is not a regular expression: {exc}") from None
     return Contractors(
         name=name.strip(),
+        name_pattern=_name_pattern(spec.get("name_pattern"), fail),
         count=count if grouped else None,
         columns=columns,
         prefer=tuple(s.upper() for s in _strings(spec, "prefer", fail)),
         ignore=tuple(s.upper() for s in _strings(spec, "ignore", fail)),
         ignore_names=tuple(patterns),
     )
+
+
+def _name_pattern(raw: Any, fail: Fail) -> re.Pattern[str] | None:
+    key = "contractors.name_pattern"
+    if raw is None:
+        return None
+    if not isinstance(raw, str) or not raw.strip():
+        raise fail(key, "a regular expression with a group named name, (?P<name>…)")
+    try:
+        pattern = re.compile(raw, re.IGNORECASE)
+    except re.error as exc:
+        raise fail(key, f"{raw!r} is not a regular expression: {exc}") from None
+    if "name" not in pattern.groupindex:
+        raise fail(key, f"{raw!r} has no group named name: write the business's part as (?P<name>…)")
+    return pattern
 
 
 def _strings(spec: dict[str, Any], key: str, fail: Fail) -> list[str]:

@@ -100,10 +100,10 @@ def _contractor(row: dict[str, str], mapping: PermitMapping) -> tuple[BusinessRe
     for n in range(1, (spec.count or 1) + 1):
 
         def get(key: str, n: int = n) -> str:
-            column = spec.column(key, n)
-            return " ".join(row.get(column, "").split()) if column is not None else ""
+            # Several columns (an address as house number, street, suffix) are joined, empty ones skipped.
+            return " ".join(" ".join(row.get(column, "") for column in spec.column_names(key, n)).split())
 
-        name, kind = get("name"), get("type").upper()
+        name, kind = spec.business_name(get("name")), get("type").upper()
         if not name or kind in spec.ignore:
             continue
         if spec.is_placeholder(name):
@@ -214,6 +214,8 @@ def _event(
     permit_type, description = get(mapping.permit_type), get(mapping.description)
     cost = _money(get(mapping.cost))
     site = " ".join(get(c) for c in mapping.address if get(c))
+    # A metro area's file names each site's city: the signal's; the contractor keeps its own (above).
+    site_city = get(mapping.site_city).title() or mapping.city
     day = mapping.local_day(issued)
     fallback = dated_by != mapping.issued[0]
     evidence: dict[str, Any] = {
@@ -222,7 +224,7 @@ def _event(
         "vendor_named": business.name,
         "permit_number": number,
         "work": description[:500],
-        "site": f"{site}, {mapping.city}, {mapping.state}" if site else None,
+        "site": f"{site}, {site_city}, {mapping.state}" if site else None,
     }
     if cost is not None:
         evidence["budget"] = f"${cost:,.2f}"
@@ -236,9 +238,9 @@ def _event(
         source=mapping.source,
         source_record_id=number,
         topic=permit_type.lower()[:200] or None,
-        summary=f"{label} permit {number} in {mapping.city}: {description[:200]}".strip(),
+        summary=f"{label} permit {number} in {site_city}: {description[:200]}".strip(),
         state=mapping.state,
-        city=mapping.city,
+        city=site_city,
         business=business,
     )
 
