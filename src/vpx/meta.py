@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import logging
+
 from fastapi import APIRouter, Request, Response
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 
 from vpx import metrics
+from vpx.sources import service as source_service
 from vpx.worker import status as worker_status
 
 router = APIRouter(tags=["operations"])
+log = logging.getLogger("vpx.metrics")
 
 
 @router.get("/healthz", summary="The process is up")
@@ -37,6 +41,12 @@ async def readyz(request: Request) -> Response:
 
 
 @router.get("/metrics", summary="Prometheus metrics", include_in_schema=False)
-async def prometheus() -> Response:
+async def prometheus(request: Request) -> Response:
+    state = request.app.state
+    try:
+        async with state.database.read_sessions() as session:
+            metrics.set_sources(await source_service.figures(session, state.clock.now()))
+    except Exception:  # the request metrics still answer when the database does not
+        log.warning("reading the sources' figures for /metrics failed", exc_info=True)
     body, content_type = metrics.render()
     return Response(body, media_type=content_type)

@@ -1,4 +1,6 @@
-"""Prometheus metrics: requests by route and status, latency, reveals and credits spent.
+"""Prometheus metrics: requests by route and status, latency, reveals and credits spent; each
+source's freshness, runs, rows and failures (read from the database at each scrape, whichever
+process ran the source).
 
 With several server processes, set PROMETHEUS_MULTIPROC_DIR (``vpx serve --workers N`` does it) and
 /metrics aggregates every process.
@@ -7,6 +9,8 @@ With several server processes, set PROMETHEUS_MULTIPROC_DIR (``vpx serve --worke
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from decimal import Decimal
 
 from prometheus_client import (
@@ -17,6 +21,8 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
+from prometheus_client.core import REGISTRY, CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 
 REQUESTS = Counter("vpx_http_requests_total", "HTTP requests", ["method", "route", "status"])
 LATENCY = Histogram(
@@ -40,10 +46,64 @@ def observe_reveal(outcome: str, charged: Decimal) -> None:
         CREDITS_SPENT.inc(float(charged))
 
 
+@dataclass(frozen=True)
+class SourceFigures:
+    """One source's figures as the database holds them (vpx.sources)."""
+
+    name: str
+    age_seconds: float | None
+    failing: bool
+    stale: bool
+    runs: dict[str, int] = field(default_factory=dict)  # by status: ok, not_modified, failed
+    rows: dict[str, int] = field(default_factory=dict)  # by change: created, updated, deactivated
+
+
+_sources: list[SourceFigures] = []
+
+
+def set_sources(figures: list[SourceFigures]) -> None:
+    """The sources' figures the next scrape shows (the /metrics route reads them just before)."""
+    global _sources
+    _sources = list(figures)
+
+
+class _SourceCollector(Collector):
+    def collect(self) -> Iterator[Metric]:
+        figures = _sources
+        age = GaugeMetricFamily(
+            "vpx_source_age_seconds", "Seconds since the source's last successful run", labels=["source"]
+        )
+        failing = GaugeMetricFamily("vpx_source_failing", "1 while the source's last run failed", labels=["source"])
+        stale = GaugeMetricFamily(
+            "vpx_source_stale", "1 while the source is older than twice its interval", labels=["source"]
+        )
+        runs = CounterMetricFamily("vpx_source_runs", "Source runs by outcome", labels=["source", "status"])
+        rows = CounterMetricFamily(
+            "vpx_source_rows", "Rows the source's runs created, updated or deactivated", labels=["source", "change"]
+        )
+        failures = CounterMetricFamily("vpx_source_failures", "Failed source runs", labels=["source"])
+        for source in figures:
+            if source.age_seconds is not None:
+                age.add_metric([source.name], source.age_seconds)
+            failing.add_metric([source.name], 1.0 if source.failing else 0.0)
+            stale.add_metric([source.name], 1.0 if source.stale else 0.0)
+            for status, count in sorted(source.runs.items()):
+                runs.add_metric([source.name, status], count)
+            for change, count in sorted(source.rows.items()):
+                rows.add_metric([source.name, change], count)
+            failures.add_metric([source.name], source.runs.get("failed", 0))
+        yield from (age, failing, stale, runs, rows, failures)
+
+
+_SOURCE_COLLECTOR = _SourceCollector()
+REGISTRY.register(_SOURCE_COLLECTOR)
+
+
 def render() -> tuple[bytes, str]:
     """The exposition text of this process, or of every process in multiprocess mode."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        registry.register(_SOURCE_COLLECTOR)
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(), CONTENT_TYPE_LATEST

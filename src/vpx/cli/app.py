@@ -19,6 +19,7 @@ from vpx.cli import accounts as accounts_cli
 from vpx.cli import registries as registries_cli
 from vpx.cli import secrets as secrets_cli
 from vpx.cli import signals as signals_cli
+from vpx.cli import sources as sources_cli
 from vpx.cli import visitors as visitors_cli
 from vpx.cli.output import JsonOption, emit, fail, run_with_database
 from vpx.cli.words import PlainWordsGroup
@@ -58,6 +59,7 @@ accounts_cli.register(accounts_app)
 registries_cli.register(app)
 secrets_cli.register(app)
 signals_cli.register(app)
+sources_cli.register(app)
 visitors_cli.register(app)
 
 
@@ -438,13 +440,18 @@ def suppress_add(
 
 @app.command("status")
 def status(as_json: bool = JsonOption) -> None:
-    """Workers and their last heartbeat, what waits for them and for how long: the same as /readyz.
+    """Workers and their last heartbeat, what waits for them and for how long: the same as /readyz;
+    and each source's freshness (stale: older than twice its interval).
     Exits 1 when work waits and no worker is alive."""
+    from vpx.sources import service as source_service
     from vpx.worker import status as worker_status
 
     async def work(database: Database, settings: Settings) -> dict[str, object]:
+        now = Clock().now()
         async with database.read_sessions() as session:
-            return await worker_status.report(session, Clock().now())
+            found = await worker_status.report(session, now)
+            sources = [source_service.freshness(s, now) for s in await source_service.list_sources(session)]
+            return {**found, "sources": sources}
 
     found = run_with_database(work, as_json=as_json)
     if as_json:
@@ -473,6 +480,20 @@ def status(as_json: bool = JsonOption) -> None:
             ("alive", "alive"),
         )
         emit_rows(workers, columns, title="workers", noun="worker")
+        sources = found["sources"]
+        assert isinstance(sources, list)
+        if sources:
+            shown = [{**s, "state": s["state"] + (", stale" if s["stale"] else "")} for s in sources]
+            source_columns = (
+                ("name", "source"),
+                ("state", "state"),
+                ("last_success_at", "last success"),
+                ("age_seconds", "age (s)"),
+                ("newest_record_at", "newest record"),
+                ("next_run_at", "next run"),
+                ("last_error", "last error"),
+            )
+            emit_rows(shown, source_columns, title="sources", noun="source")
     if not found["ready"]:
         raise typer.Exit(1)
 

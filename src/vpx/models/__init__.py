@@ -34,6 +34,7 @@ from vpx.models.sequences import (
     SequenceVersion,
 )
 from vpx.models.signals import Signal, SignalCounter
+from vpx.models.sources import DataSource
 from vpx.models.suppression import Suppression, SuppressionHit
 from vpx.models.topics import TopicActivity
 from vpx.models.visitors import IpRange, IpRangeSource, Visit, VisitorAlert, VisitorSite
@@ -56,6 +57,7 @@ __all__ = [
     "Contact",
     "ContactSource",
     "DashboardSession",
+    "DataSource",
     "DecisionMaker",
     "EnrichmentBatch",
     "EnrichmentBatchItem",

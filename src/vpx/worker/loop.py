@@ -28,6 +28,7 @@ from vpx.listen import listen_until
 from vpx.secrets import SecretBox, load_box
 from vpx.sequences import replies as sequence_replies
 from vpx.sequences import sending as sequence_sending
+from vpx.sources import runner as source_runner
 from vpx.visitors import service as visitor_service
 from vpx.webhooks.addresses import Resolver, system_resolver
 from vpx.webhooks.outbox import NOTIFY_CHANNEL
@@ -94,6 +95,7 @@ class Worker:
                 asyncio.create_task(self._loop("mailboxes", self._mailbox_reads)),
                 asyncio.create_task(self._loop("visits", self._visit_purge)),
                 asyncio.create_task(self._loop("search", self._search_changes)),
+                asyncio.create_task(self._loop("sources", self._source_runs)),
                 asyncio.create_task(self._heartbeat()),
             ]
             if not self.database.is_sqlite:
@@ -206,6 +208,12 @@ class Worker:
     async def _search_changes(self) -> int:
         """Changes to contacts folded into the search postings (searches apply pending ones meanwhile)."""
         return await search_postings.fold_changes(self.database)
+
+    async def _source_runs(self) -> int:
+        """The publishers' sources that are due (vpx.sources), one run a round, each under a lease."""
+        return await source_runner.worker_round(
+            self.database, self.settings, owner=self.worker_id, box=self._box(), clock=self.clock
+        )
 
     async def _loop(self, name: str, one_round: Callable[[], Awaitable[int]]) -> None:
         woken = wakeup.register()

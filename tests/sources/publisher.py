@@ -1,0 +1,153 @@
+"""A fake publisher on loopback: serves files over HTTP as publishers' servers do (ETag and
+Last-Modified with 304s, byte ranges with If-Range), and misbehaves on request: answers 429 with a
+Retry-After, 5xx for a while or for ever, or cuts the connection half-way through a body."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Served:
+    body: bytes
+    etag: str | None = None
+    last_modified: str | None = "Mon, 09 Nov 2026 06:00:00 GMT"
+    content_type: str = "application/octet-stream"
+
+
+@dataclass
+class Fault:
+    """What the next request for a path gets instead of the file: ``status`` (with ``headers``), or
+    the file cut after ``cut_after`` bytes of its body."""
+
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    cut_after: int | None = None
+
+
+@dataclass
+class Seen:
+    path: str
+    headers: dict[str, str]
+    status: int
+
+
+class Publisher:
+    """``files`` by path; ``faults`` queued per path (each used once); ``down`` paths that answer that
+    status to every request; ``seen`` every request with its headers and the status answered."""
+
+    def __init__(self) -> None:
+        self.files: dict[str, Served] = {}
+        self.faults: dict[str, list[Fault]] = {}
+        self.down: dict[str, int] = {}
+        self.seen: list[Seen] = []
+        self.lock = threading.Lock()
+        publisher = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return None
+
+            def do_GET(self) -> None:
+                publisher.answer(self)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def port(self) -> int:
+        return int(self.server.server_address[1])
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def serve(self, path: str, body: bytes, **more: Any) -> Served:
+        served = Served(body, etag=more.pop("etag", f'"{hash(body) & 0xFFFFFFFF:x}"'), **more)
+        with self.lock:
+            self.files[path] = served
+        return served
+
+    def fail_next(self, path: str, *faults: Fault) -> None:
+        with self.lock:
+            self.faults.setdefault(path, []).extend(faults)
+
+    def requests_for(self, path: str) -> list[Seen]:
+        with self.lock:
+            return [s for s in self.seen if s.path == path]
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    def answer(self, handler: BaseHTTPRequestHandler) -> None:
+        path = handler.path.split("?", 1)[0]
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        with self.lock:
+            down = self.down.get(path)
+            queued = self.faults.get(path) or []
+            fault = queued.pop(0) if queued and down is None else None
+            served = self.files.get(path)
+
+        def seen(status: int) -> None:
+            with self.lock:
+                self.seen.append(Seen(path, headers, status))
+
+        if down is not None or (fault is not None and fault.status is not None):
+            status = down if down is not None else fault.status  # type: ignore[union-attr]
+            assert status is not None
+            seen(status)
+            handler.send_response(status)
+            for name, value in (fault.headers if fault is not None else {}).items():
+                handler.send_header(name, value)
+            handler.send_header("Content-Length", "0")
+            handler.end_headers()
+            return
+        if served is None:
+            seen(404)
+            handler.send_error(404)
+            return
+        if (served.etag and headers.get("if-none-match") == served.etag) or (
+            served.last_modified and "if-none-match" not in headers
+            and headers.get("if-modified-since") == served.last_modified
+        ):  # fmt: skip
+            seen(304)
+            handler.send_response(304)
+            handler.end_headers()
+            return
+        body, status, first = served.body, 200, 0
+        wanted = headers.get("range", "")
+        if wanted.startswith("bytes=") and headers.get("if-range") in (served.etag, served.last_modified):
+            first = int(wanted.removeprefix("bytes=").split("-", 1)[0])
+            if first >= len(body):
+                seen(416)
+                handler.send_response(416)
+                handler.send_header("Content-Range", f"bytes */{len(body)}")
+                handler.end_headers()
+                return
+            status = 206
+        part = body[first:]
+        seen(status)
+        handler.send_response(status)
+        handler.send_header("Content-Type", served.content_type)
+        handler.send_header("Content-Length", str(len(part)))
+        if status == 206:
+            handler.send_header("Content-Range", f"bytes {first}-{len(body) - 1}/{len(body)}")
+        if served.etag:
+            handler.send_header("ETag", served.etag)
+        if served.last_modified:
+            handler.send_header("Last-Modified", served.last_modified)
+        handler.send_header("Accept-Ranges", "bytes")
+        handler.end_headers()
+        if fault is not None and fault.cut_after is not None:
+            handler.wfile.write(part[: fault.cut_after])
+            handler.wfile.flush()
+            handler.close_connection = True
+            handler.connection.shutdown(socket.SHUT_RDWR)
+            return
+        handler.wfile.write(part)
