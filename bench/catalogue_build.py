@@ -1,4 +1,5 @@
-"""Builds the seeded 1,000,000-contact demo catalogue on SQLite and PostgreSQL and times it.
+"""Builds the seeded 1,000,000-contact demo catalogue on SQLite and PostgreSQL, times it and says its
+size on disk.
 
     .venv/bin/python -m bench.catalogue_build [--count 1000000] [--backends sqlite,postgresql]
 
@@ -14,7 +15,7 @@ import resource
 import time
 from datetime import UTC, datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
 
 from bench.common import catalogue_name, fresh_database
 from vpx.config import Settings
@@ -33,9 +34,22 @@ async def build(url: str, count: int, seed: int) -> dict[str, float]:
     async with database.read_sessions() as session:
         contacts = await session.scalar(select(func.count()).select_from(Contact))
         terms = await session.scalar(select(func.count()).select_from(SearchTerm))
+        if database.dialect == "postgresql":
+            size = await session.scalar(text("SELECT pg_database_size(current_database())"))
+        else:
+            pages = await session.scalar(text("PRAGMA page_count"))
+            page_size = await session.scalar(text("PRAGMA page_size"))
+            size = (pages or 0) * (page_size or 0)
+        postings = await session.scalar(text("SELECT count(*) FROM search_postings"))
     await database.dispose()
     assert contacts == written == count
-    return {"seconds": elapsed, "rows_per_s": count / elapsed, "vocabulary": float(terms or 0)}
+    return {
+        "seconds": elapsed,
+        "rows_per_s": count / elapsed,
+        "vocabulary": float(terms or 0),
+        "size_gb": float(size or 0) / 1e9,
+        "posting_rows": float(postings or 0),
+    }
 
 
 def main() -> None:
@@ -53,7 +67,8 @@ def main() -> None:
         verdict = "ok" if figures["seconds"] < 120 else "over the 2-minute goal"
         print(
             f"  {backend:<10} {figures['seconds']:7.1f} s  {figures['rows_per_s']:9,.0f} rows/s  "
-            f"vocabulary {figures['vocabulary']:,.0f} words  peak RSS so far {peak_mb:,.0f} MB  [{verdict}]"
+            f"vocabulary {figures['vocabulary']:,.0f} words  {figures['posting_rows']:,.0f} posting rows  "
+            f"database {figures['size_gb']:.2f} GB  peak RSS so far {peak_mb:,.0f} MB  [{verdict}]"
         )
 
 

@@ -43,14 +43,16 @@ async def test_accounts_list_is_one_row_per_account(
     assert len(header) == 1, done.stdout  # one table, one header
     for column in ("email", "plan", "status", "balance", "keys", "created", "last request"):
         assert column in header[0], header
+    # Oldest first, then by id (the factory's accounts share one creation time).
+    older, newer = sorted([first, second], key=lambda account: account.id)
     rows = [line for line in lines if first.id in line or second.id in line]
-    assert len(rows) == 2 and first.id in rows[0] and second.id in rows[1], done.stdout  # oldest first
+    assert len(rows) == 2 and older.id in rows[0] and newer.id in rows[1], done.stdout
     assert "active" in rows[0] and "25" in rows[0]
     assert "None" not in done.stdout  # never used, never suspended: empty cells
     assert "2 accounts" in done.stdout
     # --json: as before, every field of each account.
     listed = vpx(database_url, "accounts", "list")["accounts"]
-    assert [a["id"] for a in listed] == [first.id, second.id]
+    assert [a["id"] for a in listed] == [older.id, newer.id]
     assert set(listed[0]) == {"id", "name", "email", "plan", "status", "balance", "keys", "created_at",
                               "last_request_at", "suspended_at", "suspension_reason", "deleted_at"}  # fmt: skip
     assert listed[0]["last_request_at"] is None

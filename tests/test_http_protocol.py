@@ -82,6 +82,8 @@ def test_vpx_serve_runs_the_protocols_that_answer_problems(tmp_path: Path, monke
     monkeypatch.setenv("VPX_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path / 'vpx.db'}")
     monkeypatch.setenv("VPX_SECRET_KEYS", TEST_SECRET_KEY)
     monkeypatch.setenv("VPX_DATA_DIR", str(tmp_path))
+    # serve writes the address it listens on into VPX_PUBLIC_URL: set here, so that it is undone after.
+    monkeypatch.setenv("VPX_PUBLIC_URL", "")
     from vpx.config import get_settings
 
     get_settings.cache_clear()

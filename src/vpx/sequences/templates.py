@@ -965,8 +965,20 @@ def _failure(exc: BaseException) -> str:
         return "the template is nested too deeply"
     if isinstance(exc, MemoryError):
         return f"the template needs more memory than a render may have ({MAX_CHARACTERS:,} characters a value)"
+    kind = next((words for kinds, words in _FAILURES if isinstance(exc, kinds)), "an error")
     detail = " ".join(str(exc).split())[:200]
-    return f"the template fails: {type(exc).__name__}" + (f": {detail}" if detail else "")
+    return f"the template fails with {kind}" + (f": {detail}" if detail else "")
+
+
+# What a failed render says of its error, in words (not Python's exception names).
+_FAILURES: tuple[tuple[type[BaseException] | tuple[type[BaseException], ...], str], ...] = (
+    (ZeroDivisionError, "a division by zero"),
+    (OverflowError, "a number too large"),
+    ((IndexError, KeyError, LookupError), "an item that is not there"),
+    (TypeError, "a value of the wrong kind"),
+    (ValueError, "a value it cannot use"),
+    (AttributeError, "an attribute that is not there"),
+)
 
 
 __all__ = [
