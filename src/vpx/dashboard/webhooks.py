@@ -39,6 +39,7 @@ EVENT_HINTS = {
     "sequence.bounced": "a sequence email bounced; that contact's enrollment stops",
     "sequence.unsubscribed": "a recipient unsubscribed; their enrollments stop",
     "sequence.finished": "an enrollment ran its last step",
+    "contact.suppressed": "a contact you revealed opted out or may no longer be contacted; purge your copies",
 }
 
 

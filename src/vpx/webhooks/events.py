@@ -15,6 +15,9 @@ The ``data`` of each type (documented with examples in docs/webhooks.md):
   ``sequence.finished`` (D34): ``{"enrollment_id", "sequence_id", "contact_id", …}`` and what
   happened (vpx.sequences.events).
 - ``visitor.identified``: defined by its domain.
+- ``contact.suppressed``: ``{"contact_id", "reason", "suppressed_at"}`` — a contact the account revealed
+  was put on the suppression list; ``reason`` is a class (opt_out, do_not_contact, fcra,
+  unsubscribed), never the entry's note (vpx.suppression.notices).
 - ``webhook.test``: ``{"webhook_id", "message"}``, sent by ``POST /webhooks/{id}/test`` only.
 """
 
@@ -37,6 +40,7 @@ SEQUENCE_REPLIED = "sequence.replied"
 SEQUENCE_BOUNCED = "sequence.bounced"
 SEQUENCE_UNSUBSCRIBED = "sequence.unsubscribed"
 SEQUENCE_FINISHED = "sequence.finished"
+CONTACT_SUPPRESSED = "contact.suppressed"
 WEBHOOK_TEST = "webhook.test"
 
 # What a subscription may ask for (D29).
@@ -52,6 +56,7 @@ SUBSCRIBABLE = (
     SEQUENCE_BOUNCED,
     SEQUENCE_UNSUBSCRIBED,
     SEQUENCE_FINISHED,
+    CONTACT_SUPPRESSED,
 )
 ALL_TYPES = (*SUBSCRIBABLE, WEBHOOK_TEST)
 

@@ -23,6 +23,7 @@ EventType = Literal[
     "sequence.bounced",
     "sequence.unsubscribed",
     "sequence.finished",
+    "contact.suppressed",
 ]
 assert set(EventType.__args__) == set(SUBSCRIBABLE)  # type: ignore[attr-defined]
 
