@@ -21,6 +21,7 @@ from vpx.sources import fetch, runner
 from vpx.sources import service as source_service
 from vpx.sources.job import RunReport
 
+ADMIN = "sources-admin-token-0123456789"
 QUICK = fetch.RetryPolicy(
     retry_after_cap=3.0, server_error_budget=1.0, backoff=(0.05, 0.1, 0.2), connect_timeout=5, read_timeout=10
 )
@@ -28,7 +29,7 @@ QUICK = fetch.RetryPolicy(
 
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
-    return test_settings(database_url, data_dir=tmp_path / "data")
+    return test_settings(database_url, data_dir=tmp_path / "data", admin_token=ADMIN)
 
 
 @pytest.fixture(autouse=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import socket
 import threading
+import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -22,11 +23,12 @@ class Served:
 @dataclass
 class Fault:
     """What the next request for a path gets instead of the file: ``status`` (with ``headers``), or
-    the file cut after ``cut_after`` bytes of its body."""
+    the file cut after ``cut_after`` bytes of its body; either after ``delay`` seconds."""
 
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     cut_after: int | None = None
+    delay: float = 0.0  # seconds before answering (a slow publisher)
 
 
 @dataclass
@@ -93,6 +95,9 @@ class Publisher:
             queued = self.faults.get(path) or []
             fault = queued.pop(0) if queued and down is None else None
             served = self.files.get(path)
+
+        if fault is not None and fault.delay:
+            time.sleep(fault.delay)
 
         def seen(status: int) -> None:
             with self.lock:

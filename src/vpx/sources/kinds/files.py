@@ -28,12 +28,16 @@ def check_http_url(url: str) -> None:
         raise InvalidSource("url", "must be an http:// or https:// URL with a host")
 
 
-async def fetch_file(job: Job, url: str, *, member: str = r"\.(csv|txt)$") -> tuple[Downloaded, Path | None]:
+async def fetch_file(
+    job: Job, url: str, *, member: str = r"\.(csv|txt)$", headers: dict[str, str] | None = None
+) -> tuple[Downloaded, Path | None]:
     """The file at ``url`` unless it is the version last applied (watermark ``file``): the download,
     and the file to import (the zip's ``member`` when the publisher zips it), or None when unchanged."""
     held: dict[str, Any] = job.watermark.get("file") or {}
     validators = Validators.of(held) if held.get("url") == url else Validators()
-    got = await job.fetcher.download(url, job.file(file_name(url) or "download"), validators=validators)
+    got = await job.fetcher.download(
+        url, job.file(file_name(url) or "download"), validators=validators, headers=headers
+    )
     if got.not_modified or got.path is None:
         return got, None
     if await asyncio.to_thread(_is_zip, got.path):

@@ -13,7 +13,7 @@ from vpx.signals.sources import permits
 from vpx.signals.sources.permit_mapping import MappingError, PermitMapping, parse_mapping
 from vpx.sources.fetch import SourceFailed
 from vpx.sources.job import Job, SourceConfig
-from vpx.sources.kinds import InvalidSource, Kind, RunStatus, register
+from vpx.sources.kinds import InvalidSource, Kind, OptionSpec, RunStatus, register
 from vpx.sources.kinds.files import check_http_url, fetch_file, unchanged
 from vpx.sources.links import file_name
 
@@ -54,6 +54,13 @@ class PermitsCsvKind(Kind):
     url_help = "the URL of the whole export (CSV, or a zip holding it)"
     default_every = 86_400
     takes_mapping = True
+    options = (
+        OptionSpec(
+            "app_token",
+            "an application token, sent as X-App-Token (Socrata portals serve exports faster with one)",
+            secret=True,
+        ),
+    )
 
     def check(self, config: SourceConfig) -> None:
         check_http_url(config.url)
@@ -65,7 +72,8 @@ class PermitsCsvKind(Kind):
     async def run(self, job: Job) -> RunStatus:
         mapping = source_mapping(job.config)
         url = job.config.url
-        got, path = await fetch_file(job, url)
+        token = job.config.options.get("app_token")
+        got, path = await fetch_file(job, url, headers={"X-App-Token": token} if token else None)
         if path is None:
             return await unchanged(job, got, url)
         try:
