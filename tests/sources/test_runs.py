@@ -220,3 +220,27 @@ async def test_a_stale_source_is_warned_of_once_and_flagged(
     ]
     view = source_service.view(await source_row(app, "nucc"), clock.now())
     assert view["stale"] is True and view["age_seconds"] == 2 * 3600 + 60
+
+
+async def test_the_real_cslb_and_chicago_samples(app: FastAPI, settings: Settings, publisher: Publisher) -> None:
+    from importlib import resources
+
+    from tests.conftest import SHARED_DATA
+
+    cslb = SHARED_DATA / "licenses" / "ca_cslb_MasterLicenseData_noheader.csv"
+    chicago = SHARED_DATA / "permits" / "chicago_building_permits_cranes_2016.csv"
+    if not (cslb.is_file() and chicago.is_file()):
+        pytest.skip(f"the shared CSLB and Chicago permit samples are not under {SHARED_DATA}")
+    publisher.serve("/cslb", cslb.read_bytes(), etag=None, last_modified=None)  # as CSLB's handler serves it
+    await add_source(app, "cslb", "cslb", publisher.url("/cslb"))
+    report = await run_source(app, settings, "cslb")
+    assert (report.status, report.rows_read, report.created) == ("ok", 123, 123), report.error  # as `vpx import`
+    assert (await run_source(app, settings, "cslb")).status == "not_modified"  # the same bytes again
+
+    mapping = resources.files("vpx.signals.sources.cities").joinpath("chicago.toml").read_text()
+    publisher.serve("/permits.csv", chicago.read_bytes())
+    await add_source(
+        app, "chicago", "permits-csv", publisher.url("/permits.csv"), mapping=mapping, mapping_name="chicago"
+    )
+    permits = await run_source(app, settings, "chicago")
+    assert permits.status == "ok" and permits.rows_read == 441 and permits.ingested > 100, permits.error

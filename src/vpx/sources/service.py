@@ -106,7 +106,11 @@ def check_new(
     url = url.strip()
     if not url or len(url) > MAX_URL or any(ch.isspace() or ord(ch) < 32 for ch in url):
         raise InvalidSource("url", f"must be a URL of at most {MAX_URL} characters, without spaces")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018  (reading it checks it)
+    except ValueError:
+        raise InvalidSource("url", f"is not a URL that can be read (its host or port): {chosen.url_help}") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidSource("url", f"must be an http:// or https:// URL: {chosen.url_help}")
     every_seconds = parse_every(every) if every is not None else chosen.default_every
