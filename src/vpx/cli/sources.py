@@ -1,4 +1,5 @@
-"""`vpx sources …`: the publishers' files and portals the worker keeps in sync, and how fresh each is."""
+"""`vpx sources …`: the publishers' files and portals the worker keeps in sync, and how fresh each is
+(D35: every command takes --json and prints one object)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""/api/v1/admin/sources (`X-Admin-Token`): the same sources as `vpx sources`."""
+"""/api/v1/admin/sources (`X-Admin-Token`): the same sources as `vpx sources`; refusals are problem
+documents (D1, D2: 422 invalid_parameters naming the field, 404, 409)."""
 
 from __future__ import annotations
 

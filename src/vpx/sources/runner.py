@@ -63,7 +63,8 @@ def next_after_failure(every: timedelta, failures: int, finished: datetime) -> d
 
 
 async def claim(database: Database, *, source_id: int, owner: str, now: datetime, lease: timedelta) -> bool:
-    """Takes the source's lease unless another run holds an unexpired one."""
+    """Takes the source's lease unless another run holds an unexpired one (the worker's claim with a
+    lease, as deliveries are claimed: D26)."""
     async with database.write_sessions() as session, session.begin():
         done = await session.execute(
             update(DataSource)
