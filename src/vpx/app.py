@@ -51,6 +51,7 @@ from vpx.signals.router import admin_router as signal_admin_router
 from vpx.signals.router import router as signal_router
 from vpx.signals.stream import SignalBroker
 from vpx.sources.router import router as source_admin_router
+from vpx.suppression.router import router as suppression_router
 from vpx.visitors import build_resolver
 from vpx.visitors.collect import router as visitor_collect_router
 from vpx.visitors.router import router as visitor_router
@@ -170,6 +171,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(export_router)
     app.include_router(signal_router)
     app.include_router(signal_admin_router)
+    app.include_router(suppression_router)
     app.include_router(admin_accounts_router)
     app.include_router(source_admin_router)
     app.include_router(autobuy_router)

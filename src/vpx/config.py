@@ -6,7 +6,7 @@ import ipaddress
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
-from typing import Annotated, Self
+from typing import Annotated, Literal, Self
 from urllib.parse import urlsplit
 
 from limits import parse as parse_rate_limit
@@ -156,6 +156,9 @@ class Settings(BaseSettings):
     mailbox_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
     # How often the worker reads each mailbox with IMAP for replies and bounces.
     imap_poll_seconds: float = Field(default=60.0, gt=0, le=86_400)
+    # What a sequence email's unsubscribe suppresses: the address for the sending account only
+    # (account), or for every account, told to each that revealed it like any suppression (all).
+    unsubscribe_suppresses: Literal["account", "all"] = "account"
     # The service's public base URL: unsubscribe links, the visitor snippet and the address its page
     # views are reported to are built from it. Unset, `vpx serve` sets it from its --host and --port.
     public_url: str = "http://127.0.0.1:8000"

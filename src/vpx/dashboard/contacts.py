@@ -1,5 +1,6 @@
 """Contacts: search with filters and previews, reveal with the price shown before paying (D9, D10),
-the revealed contacts with their CSV download (D30)."""
+the revealed contacts with their CSV download (D30), and how many of them were suppressed since, with
+their CSV."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from vpx.exports import contacts as contact_export
 from vpx.exports.csvstream import csv_lines, csv_response
 from vpx.geography import STATES, TERRITORIES
 from vpx.ids import parse_number_id
+from vpx.suppression import feed as suppression_feed
 from vpx.verticals import VERTICALS
 
 router = dashboard_router()
@@ -198,8 +200,16 @@ async def revealed_page(
             "link": link,
             "next_after": rows[-1].id if more and rows else None,
             "csv_url": "/dashboard/exports/contacts.csv" + (f"?{link}" if link else ""),
+            "suppressed": await suppression_feed.suppressed_count(session, account_id=user.account_id),
         },
     )
+
+
+@router.get("/exports/suppressed.csv")
+async def export_suppressed(request: Request, user: Page) -> StreamingResponse:
+    """The contacts this account revealed that were suppressed since, newest first (as the API's feed)."""
+    batches = suppression_feed.csv_batches(request.app.state.database, account_id=user.account_id)
+    return csv_response("suppressed.csv", csv_lines(suppression_feed.CSV_COLUMNS, batches))
 
 
 @router.get("/exports/contacts.csv")

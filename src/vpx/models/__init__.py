@@ -35,7 +35,7 @@ from vpx.models.sequences import (
 )
 from vpx.models.signals import Signal, SignalCounter
 from vpx.models.sources import DataSource
-from vpx.models.suppression import Suppression, SuppressionHit
+from vpx.models.suppression import Suppression, SuppressionHit, SuppressionNotice
 from vpx.models.topics import TopicActivity
 from vpx.models.visitors import IpRange, IpRangeSource, Visit, VisitorAlert, VisitorSite
 from vpx.models.webhooks import WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -87,6 +87,7 @@ __all__ = [
     "SignalCounter",
     "Suppression",
     "SuppressionHit",
+    "SuppressionNotice",
     "TaxonomyCode",
     "TopicActivity",
     "Visit",

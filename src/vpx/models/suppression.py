@@ -1,10 +1,11 @@
-"""The suppression list (D15) and the audit of reveals it refused."""
+"""The suppression list (D15), the audit of reveals it refused, and the notices its entries sent to
+the accounts that had revealed a contact before it was suppressed."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import ForeignKey, String, UniqueConstraint
+from sqlalchemy import ForeignKey, Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vpx.db import Base, BigIntPK, UtcDateTime
@@ -31,4 +32,22 @@ class SuppressionHit(Base):
     account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"), index=True)
     contact_id: Mapped[int] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
     suppression_id: Mapped[int] = mapped_column(ForeignKey("suppressions.id", ondelete="CASCADE"))
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+class SuppressionNotice(Base):
+    """A contact an account revealed, then suppressed: one row per account and contact, written with
+    the suppression (its ``contact.suppressed`` event queued in the same transaction). Its id orders
+    the account's feed; ids are handed out in commit order (vpx.suppression.notices)."""
+
+    __tablename__ = "suppression_notices"
+    __table_args__ = (UniqueConstraint("account_id", "contact_id"), Index(None, "account_id", "id"))
+
+    id: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    contact_id: Mapped[int] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
+    suppression_id: Mapped[int | None] = mapped_column(ForeignKey("suppressions.id", ondelete="SET NULL"))
+    # The reason's class (opt_out, do_not_contact, fcra, unsubscribed), never the entry's note.
+    reason: Mapped[str] = mapped_column(String(32))
+    suppressed_at: Mapped[datetime] = mapped_column(UtcDateTime())
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())

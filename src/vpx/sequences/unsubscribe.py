@@ -1,7 +1,10 @@
 """One-click unsubscribe (RFC 8058) at `/u/{token}`: every email's link and `List-Unsubscribe`
 header point here. A `GET` shows a page with a button and changes nothing (mail scanners follow
 links); a `POST` — the mail client's one click, or the button — suppresses the address for the account
-at once: every enrollment of it ends `unsubscribed`, and the account can never enroll it again.
+at once: every enrollment of it ends `unsubscribed`, and the account can never enroll it again. When the
+operator chooses so (VPX_UNSUBSCRIBE_SUPPRESSES=all), the address also joins the suppression list for
+every account, with the reason ``unsubscribed``: past buyers are told and their enrollments stop
+(vpx.suppression.notices).
 
 The token is 256 random bits made for one enrollment: only the emails to that recipient carry it,
 so a token that is not one vpx made (forged, altered, truncated) is a 404 and changes nothing. It is
@@ -24,6 +27,7 @@ from vpx.db import Database
 from vpx.models import AccountUnsubscribe, Enrollment, Mailbox, Sequence, SequenceMessage
 from vpx.sequences import events
 from vpx.sequences.service import token_digest
+from vpx.suppression import service as suppression_service
 
 router = APIRouter(tags=["unsubscribe"], include_in_schema=False)
 Token = Path(min_length=20, max_length=64, pattern=r"^[A-Za-z0-9_\-]+$")
@@ -93,15 +97,23 @@ async def unsubscribe(request: Request, token: str = Token) -> HTMLResponse:
             email=enrollment.email,
             enrollment_id=enrollment.id,
             now=request.app.state.clock.now(),
+            everywhere=request.app.state.settings.unsubscribe_suppresses == "all",
         )
     return _page("Unsubscribed", f"<p>You will receive no more emails from {html.escape(sender)}.</p>")
 
 
 async def unsubscribe_address(
-    session: AsyncSession, *, account_id: str, email: str, enrollment_id: str | None, now: datetime
+    session: AsyncSession,
+    *,
+    account_id: str,
+    email: str,
+    enrollment_id: str | None,
+    now: datetime,
+    everywhere: bool = False,
 ) -> int:
     """Suppresses ``email`` for the account; every running enrollment of it ends ``unsubscribed``.
-    Returns how many enrollments it ended. Saying it twice is harmless."""
+    ``everywhere``: for every account too (a suppression list entry). Returns how many of the
+    account's enrollments it ended. Saying it twice is harmless."""
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     await session.execute(
         dialect.insert(AccountUnsubscribe)
@@ -126,6 +138,15 @@ async def unsubscribe_address(
             .values(status="stopped", lease_until=None)
         )
         await events.announce(session, enrollment, events.UNSUBSCRIBED, {"email": enrollment.email, "at": now}, now)
+    if everywhere:
+        await suppression_service.add_suppression(
+            session,
+            kind=suppression_service.SuppressionKind.email,
+            value=email,
+            reason=suppression_service.ReasonClass.unsubscribed,
+            note=f"one-click unsubscribe from a sequence email of account {account_id}",
+            now=now,
+        )
     return len(running)
 
 

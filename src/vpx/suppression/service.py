@@ -1,4 +1,5 @@
-"""Finding a contact on the suppression list, recording refused reveals, adding entries."""
+"""Finding a contact on the suppression list, recording refused reveals, adding entries (each new
+entry told to the accounts that revealed what it covers: vpx.suppression.notices)."""
 
 from __future__ import annotations
 
@@ -12,18 +13,24 @@ from vpx.contacts.normalise import email_key, phone_e164
 from vpx.errors import InvalidParameters
 from vpx.ids import parse_number_id, public_number_id
 from vpx.models import Contact, Suppression, SuppressionHit
+from vpx.suppression import notices
+from vpx.suppression.reasons import ReasonClass, SuppressionReason
+
+__all__ = [
+    "ReasonClass",
+    "SuppressionKind",
+    "SuppressionReason",
+    "add_suppression",
+    "find_suppression",
+    "normalise_value",
+    "record_hit",
+]
 
 
 class SuppressionKind(StrEnum):
     contact = "contact"
     phone = "phone"
     email = "email"
-
-
-class SuppressionReason(StrEnum):
-    fcra = "fcra"
-    opt_out = "opt_out"
-    do_not_contact = "do_not_contact"
 
 
 async def find_suppression(session: AsyncSession, contact: Contact) -> Suppression | None:
@@ -67,11 +74,13 @@ async def add_suppression(
     *,
     kind: SuppressionKind,
     value: str,
-    reason: SuppressionReason,
+    reason: SuppressionReason | ReasonClass,
     note: str,
     now: datetime,
 ) -> tuple[Suppression, bool]:
-    """Adds an entry; adding one that exists returns it unchanged (and False)."""
+    """Adds an entry; adding one that exists returns it unchanged (and False). A new entry is told,
+    in the same transaction, to every account that revealed a contact it covers, and ends every
+    running enrollment it covers, in every account."""
     stored = normalise_value(kind, value)
     existing = await session.scalar(
         select(Suppression).where(Suppression.kind == kind.value, Suppression.value == stored)
@@ -81,4 +90,5 @@ async def add_suppression(
     entry = Suppression(kind=kind.value, value=stored, reason=reason.value, note=note, created_at=now)
     session.add(entry)
     await session.flush()
+    await notices.announce_suppression(session, entry, now=now)
     return entry, True
