@@ -171,6 +171,14 @@ class Settings(BaseSettings):
     # empty: the system resolver) and a look-up's whole time budget.
     dns_servers: str = ""
     dns_timeout_seconds: float = Field(default=1.0, gt=0, le=30)
+    # Deliverability of the catalogue's emails (vpx.deliverability): the worker's MX look-ups go through
+    # the resolver above, at most this many DNS queries a second per worker process (0: no look-ups,
+    # emails stay valid_syntax). A domain's answer is kept for its record's TTL, but at least and at
+    # most these; a look-up that timed out or failed is tried again after mx_retry_seconds.
+    mx_lookups_per_second: float = Field(default=20.0, ge=0, le=10_000)
+    mx_cache_min_seconds: int = Field(default=86_400, ge=60, le=365 * 86_400)
+    mx_cache_max_seconds: int = Field(default=7 * 86_400, ge=60, le=365 * 86_400)
+    mx_retry_seconds: int = Field(default=900, ge=10, le=30 * 86_400)
     # Visits older than this are deleted by the worker.
     visit_retention_days: int = Field(default=90, ge=1, le=3650)
     # Page views the public collection endpoints take per site and per visitor address.
@@ -271,6 +279,12 @@ class Settings(BaseSettings):
             )
         return self
 
+    @model_validator(mode="after")
+    def _mx_cache_bounds(self) -> Self:
+        if self.mx_cache_min_seconds > self.mx_cache_max_seconds:
+            raise ValueError("VPX_MX_CACHE_MIN_SECONDS must not be more than VPX_MX_CACHE_MAX_SECONDS")
+        return self
+
     @field_validator("redis_url")
     @classmethod
     def _check_redis_url(cls, value: str | None) -> str | None:
@@ -314,8 +328,8 @@ class Settings(BaseSettings):
     @classmethod
     def _check_dns_servers(cls, value: str) -> str:
         if value.strip():
-            # Imported here: vpx.visitors imports this module.
-            from vpx.visitors.dns import parse_servers
+            # Imported here: the resolver's module reads these settings.
+            from vpx.nameservers import parse_servers
 
             parse_servers(value)
         return value

@@ -24,7 +24,17 @@ async def test_get_and_post_share_one_envelope(client: httpx.AsyncClient, factor
     assert body["interpreted"] == {"q": "dental", "city": None, "state": None}
     assert body["limit"] == 5 and body["offset"] == 0 and body["total"] >= 5
     preview = body["contacts"][0]
-    assert set(preview) == {"id", "business_name", "city", "state", "industry", "preview", "reveal_cost"}
+    assert set(preview) == {
+        "id",
+        "business_name",
+        "city",
+        "state",
+        "industry",
+        "preview",
+        "reveal_cost",
+        "has_email",
+        "email_deliverable",
+    }
     assert preview["preview"] is True and preview["id"].startswith("ct_")
     assert "phone" not in preview and "email" not in preview
 

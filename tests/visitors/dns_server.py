@@ -9,7 +9,7 @@ TCP on one free port of 127.0.0.1, built on dnslib.
 It answers as an authoritative server does: a CNAME with the records of its target when it holds
 them, NXDOMAIN for a name it has nothing for, an empty answer (NOERROR) for a name it has other
 records for. ``delay`` makes it slow, ``refuse`` makes it answer SERVFAIL, and ``queries`` lists the
-questions it was asked.
+questions it was asked. Records carry the server's ``ttl``, or a name's own (``set_ttl``).
 """
 
 from __future__ import annotations
@@ -55,8 +55,9 @@ class _Zone:
                 reply.add_answer(RR.fromZone(f"{qname} {server.ttl} IN CNAME {target}")[0])
                 qname = target
             records = server.records.get((qname, qtype), [])
+            ttl = server.ttls.get(qname, server.ttl)
             for record in records:
-                reply.add_answer(RR.fromZone(f"{qname} {server.ttl} IN {qtype} {record}")[0])
+                reply.add_answer(RR.fromZone(f"{qname} {ttl} IN {qtype} {record}")[0])
             if not records and not seen and not server.holds(qname):
                 reply.header.rcode = RCODE.NXDOMAIN
         return reply
@@ -71,6 +72,7 @@ class DnsServer:
         self.ttl = ttl
         self.records: dict[tuple[str, str], list[str]] = {}
         self.cnames: dict[str, str] = {}
+        self.ttls: dict[str, int] = {}
         self.queries: list[tuple[str, str]] = []
         self.delay_seconds = 0.0
         self.refusing = False
@@ -123,6 +125,18 @@ class DnsServer:
 
     def add_aaaa(self, name: str, address: str) -> None:
         self._add(name, "AAAA", str(ipaddress.IPv6Address(address)))
+
+    def add_mx(self, name: str, preference: int, exchange: str) -> None:
+        """An MX record; ``add_mx(name, 0, ".")`` is RFC 7505's null MX (the domain takes no mail)."""
+        self._add(name, "MX", f"{preference} {_absolute(exchange) if exchange != '.' else '.'}")
+
+    def add_txt(self, name: str, text: str) -> None:
+        self._add(name, "TXT", '"' + text.replace('"', '\\"') + '"')
+
+    def set_ttl(self, name: str, ttl: int) -> None:
+        """The TTL of the name's records (else the server's)."""
+        with self.lock:
+            self.ttls[_absolute(name)] = ttl
 
     def add_cname(self, name: str, target: str) -> None:
         with self.lock:

@@ -34,6 +34,7 @@ from vpx.config import Settings
 from vpx.contacts.schemas import Address, License, RevealedContact, SourceRef
 from vpx.credits import service as credit_service
 from vpx.db import Database, UtcDateTime
+from vpx.deliverability import checks as email_checks
 from vpx.errors import NotFound, Suppressed
 from vpx.ids import parse_number_id, public_number_id
 from vpx.models import Account, Contact, ContactSource, Reveal, Suppression, WebhookEndpoint
@@ -59,6 +60,9 @@ _CONTACT_COLUMNS = [
         "industry",
         "phone",
         "email",
+        "email_status",
+        "email_flags",
+        "email_checked_at",
         "website",
         "street",
         "postal_code",
@@ -211,6 +215,7 @@ def revealed_record(
         industry=row.industry,
         phone=row.phone,
         email=row.email,
+        **email_checks.revealed_fields(row),
         website=row.website,
         address=Address(
             street=row.street, city=row.city, state=row.state, postal_code=row.postal_code, country=row.country

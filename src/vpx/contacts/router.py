@@ -55,6 +55,7 @@ def _query(filters: SearchFilters, text: str | None) -> SearchQuery:
         license_type=filters.license_type or None,
         limit=filters.limit,
         offset=filters.offset,
+        email_status=filters.email_status,
     )
 
 

@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from vpx.deliverability.checks import EmailFlag, EmailStatus
 from vpx.enrichment.schemas import EnrichmentView
 from vpx.fields import JsonInt, SingleLine, StateCode, TrimmedModel, Vertical
 from vpx.money import Credits
@@ -22,6 +23,11 @@ class ContactPreview(BaseModel):
     industry: str = Field(description="One of the 46 verticals.")
     preview: Literal[True] = True
     reveal_cost: Credits = Field(description="Credits a reveal of this contact costs now.")
+    has_email: bool = Field(description="Whether the contact has an email address; the address comes with a reveal.")
+    email_deliverable: bool = Field(
+        description="Whether mail to that address can be expected to arrive: its domain has a mail exchanger "
+        "and no sequence saw the address bounce for good. False without an email or while it is not checked yet."
+    )
 
 
 class Interpretation(BaseModel):
@@ -56,6 +62,11 @@ class SearchFilters(TrimmedModel):
     industry: Vertical | None = None
     specialty: SingleLine | None = Field(default=None, max_length=200, description="Words the specialty starts with.")
     license_type: SingleLine | None = Field(default=None, max_length=120)
+    email_status: EmailStatus | None = Field(
+        default=None,
+        description="Only contacts whose email has this status, such as `mx_found` (see `email_status` of a "
+        "revealed contact); contacts without an email have none.",
+    )
     limit: JsonInt = Field(default=25, ge=1, le=100, description="Page size, 1–100.")
     offset: JsonInt = Field(default=0, ge=0, le=MAX_OFFSET, description=f"0–{MAX_OFFSET}.")
 
@@ -105,6 +116,18 @@ class RevealedContact(BaseModel):
     preview: Literal[False] = False
     phone: str | None = Field(description="E.164.")
     email: str | None
+    email_status: EmailStatus | None = Field(
+        description="What is known of the email's deliverability (null without an email): `unknown` not checked "
+        "yet, or its domain's look-up timed out; `valid_syntax` well formed, its domain not looked up yet; "
+        "`invalid_syntax` not a well-formed address; `no_mx` its domain takes no mail (no mail exchanger, a null "
+        "MX, or no such domain); `mx_found` its domain has a mail exchanger; `bounced` an email to it bounced for "
+        "good in a sequence of any account. No mail server is ever contacted to find out."
+    )
+    email_flags: list[EmailFlag] = Field(
+        description="`disposable`: the domain gives out throwaway addresses; `role`: the address names a "
+        "function (info@, sales@, support@…), not a person. Empty when neither, or without an email."
+    )
+    email_checked_at: datetime | None = Field(description="When `email_status` was last worked out; null before.")
     website: str | None
     address: Address
     specialty: str | None

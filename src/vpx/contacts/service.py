@@ -31,6 +31,7 @@ from vpx.contacts.schemas import (
 from vpx.contacts.search import Reader, SearchBackend, SearchQuery
 from vpx.credits import service as credit_service
 from vpx.db import Database
+from vpx.deliverability import checks as email_checks
 from vpx.errors import NotFound, Suppressed
 from vpx.ids import parse_number_id, public_number_id
 from vpx.models import Contact, ContactSource, Reveal
@@ -45,7 +46,14 @@ def contact_public_id(contact_id: int) -> str:
 
 
 def _preview(
-    contact_id: int, business_name: str, city: str, state: str, industry: str, price: Decimal
+    contact_id: int,
+    business_name: str,
+    city: str,
+    state: str,
+    industry: str,
+    price: Decimal,
+    has_email: bool,
+    email_deliverable: bool,
 ) -> ContactPreview:
     # Built from database values of known types: no validation (a page of 25 previews validated
     # field by field cost a tenth of a search's time).
@@ -56,12 +64,20 @@ def _preview(
         state=state,
         industry=industry,
         reveal_cost=price,
+        has_email=has_email,
+        email_deliverable=email_deliverable,
     )
 
 
 def preview_of(row: Any, settings: Settings) -> ContactPreview:
+    """A preview from a contacts row (a ``Contact`` or a row of the search's preview columns). The
+    email stays paid: only whether there is one and whether it is deliverable."""
     price = reveal_price(row.intent_level, settings)
-    return _preview(row.id, row.business_name, row.city, row.state, row.industry, price)
+    return _preview(row.id, row.business_name, row.city, row.state, row.industry, price, *_email_booleans(row))
+
+
+def _email_booleans(row: Any) -> tuple[bool, bool]:
+    return row.email is not None, email_checks.deliverable(row.email, row.email_status)
 
 
 async def search_contacts(
@@ -78,8 +94,17 @@ async def search_contacts(
 
 
 @lru_cache(maxsize=65_536)
-def _preview_json(contact_id: int, business_name: str, city: str, state: str, industry: str, price: Decimal) -> bytes:
-    preview = _preview(contact_id, business_name, city, state, industry, price)
+def _preview_json(
+    contact_id: int,
+    business_name: str,
+    city: str,
+    state: str,
+    industry: str,
+    price: Decimal,
+    has_email: bool,
+    email_deliverable: bool,
+) -> bytes:
+    preview = _preview(contact_id, business_name, city, state, industry, price, has_email, email_deliverable)
     return preview.__pydantic_serializer__.to_json(preview)
 
 
@@ -95,7 +120,13 @@ async def search_contacts_json(
     page = await backend.search(session, query)
     previews = b",".join(
         _preview_json(
-            row.id, row.business_name, row.city, row.state, row.industry, reveal_price(row.intent_level, settings)
+            row.id,
+            row.business_name,
+            row.city,
+            row.state,
+            row.industry,
+            reveal_price(row.intent_level, settings),
+            *_email_booleans(row),
         )
         for row in page.rows
     )
@@ -144,6 +175,7 @@ async def revealed_view(
         industry=contact.industry,
         phone=contact.phone,
         email=contact.email,
+        **email_checks.revealed_fields(contact),
         website=contact.website,
         address=Address(
             street=contact.street,

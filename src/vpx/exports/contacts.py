@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from vpx.contacts.search import SearchBackend, SearchQuery
 from vpx.contacts.search.engine import BaseBackend
 from vpx.db import Database
+from vpx.deliverability.checks import EmailStatus
 from vpx.exports.csvstream import cell, neutralised
 from vpx.fields import SingleLine, StateCode, TrimmedModel, Vertical
 from vpx.ids import parse_number_id
@@ -80,6 +81,9 @@ class RevealedFilters(TrimmedModel):
     industry: Vertical | None = None
     specialty: SingleLine | None = Field(default=None, max_length=200, description="Words the specialty starts with.")
     license_type: SingleLine | None = Field(default=None, max_length=120)
+    email_status: EmailStatus | None = Field(
+        default=None, description="Only contacts whose email has this status, such as `mx_found`."
+    )
 
     def search_query(self) -> SearchQuery:
         return SearchQuery(
@@ -89,6 +93,7 @@ class RevealedFilters(TrimmedModel):
             industry=self.industry,
             specialty=self.specialty or None,
             license_type=self.license_type or None,
+            email_status=self.email_status,
         )
 
 

@@ -6,6 +6,7 @@ from vpx.models.batches import BatchReveal, BatchRevealItem
 from vpx.models.contacts import Contact, ContactSource, Reveal
 from vpx.models.credits import LedgerEntry
 from vpx.models.dashboard import AccountLogin, DashboardSession, PasswordReset
+from vpx.models.deliverability import EmailDomain
 from vpx.models.enrichment import (
     EnrichmentBatch,
     EnrichmentBatchItem,
@@ -59,6 +60,7 @@ __all__ = [
     "DashboardSession",
     "DataSource",
     "DecisionMaker",
+    "EmailDomain",
     "EnrichmentBatch",
     "EnrichmentBatchItem",
     "EnrichmentCacheEntry",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from decimal import Decimal
 
-from sqlalchemy import Date, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import Date, ForeignKey, Index, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vpx.db import Base, BigIntPK, UtcDateTime
@@ -22,6 +22,26 @@ class Contact(Base):
         Index(None, "name_key", "state", "city_key"),
         Index(None, "specialty_key"),
         Index(None, "license_type_key"),
+        # Deliverability (vpx.deliverability.service): the emails the worker has not checked, the
+        # contacts of one email domain, and those waiting for their domain's MX look-up.
+        Index(
+            "ix_contacts_email_unchecked",
+            "id",
+            sqlite_where=text("email IS NOT NULL AND email_checked_at IS NULL"),
+            postgresql_where=text("email IS NOT NULL AND email_checked_at IS NULL"),
+        ),
+        Index(
+            "ix_contacts_email_domain",
+            "email_domain",
+            sqlite_where=text("email_domain IS NOT NULL"),
+            postgresql_where=text("email_domain IS NOT NULL"),
+        ),
+        Index(
+            "ix_contacts_email_waiting",
+            "email_domain",
+            sqlite_where=text("email_status = 'valid_syntax'"),
+            postgresql_where=text("email_status = 'valid_syntax'"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
@@ -36,6 +56,13 @@ class Contact(Base):
     country: Mapped[str] = mapped_column(String(2), default="US")
     phone: Mapped[str | None] = mapped_column(String(20))
     email: Mapped[str | None] = mapped_column(String(320))
+    # The email's deliverability (vpx.deliverability): its status (unknown until the worker checks
+    # it; a changed email goes back to unknown, by trigger), its flags ("disposable,role"), when the
+    # status was worked out, and its domain as the DNS is asked (set by the check).
+    email_status: Mapped[str] = mapped_column(String(16), default="unknown", server_default="unknown")
+    email_flags: Mapped[str | None] = mapped_column(String(32))
+    email_checked_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    email_domain: Mapped[str | None] = mapped_column(String(253))
     website: Mapped[str | None] = mapped_column(String(300))
     # The website's registrable domain (vpx.contacts.identifiers.registrable_domain): what visitor
     # identification matches a reverse-DNS name against (D33).

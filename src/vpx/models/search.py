@@ -48,6 +48,8 @@ class SearchChange(Base):
     industry: Mapped[str | None] = mapped_column(String(40))
     city: Mapped[str | None] = mapped_column(String(120))
     state: Mapped[str | None] = mapped_column(String(2))
+    # The email's status when the contact had an email (vpx.contacts.search.terms.email_term).
+    email_status: Mapped[str | None] = mapped_column(String(16))
 
 
 class SearchState(Base):

@@ -34,6 +34,7 @@ from vpx.accounts.lifecycle import suspended
 from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.db import Database
+from vpx.deliverability import service as deliverability
 from vpx.mailboxes import service as mailbox_service
 from vpx.mailboxes.imap import ImapError, find_message_id
 from vpx.mailboxes.message import OutgoingEmail, build, new_message_id
@@ -659,6 +660,10 @@ async def mark_bounced(
         enrollment.updated_at = now
     data = {"step": message.step, "message_id": message.message_id, "email": enrollment.email, "diagnostic": diagnostic}
     await events.announce(session, enrollment, events.BOUNCED, data, now)
+    # D34: a hard bounce (the address itself refused for good, not a full mailbox or a spam filter)
+    # marks the contact's email bounced for every account; a decision-maker's address is not it.
+    if deliverability.is_hard_bounce(diagnostic):
+        await deliverability.mark_bounced(session, enrollment.contact_id, now, email=enrollment.email)
     await check_bounce_rate(session, message.mailbox_id, now)
 
 

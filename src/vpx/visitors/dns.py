@@ -21,13 +21,14 @@ from collections.abc import Callable, Sequence
 import dns.asyncresolver
 import dns.exception
 import dns.name
-import dns.nameserver
 import dns.rdatatype
 import dns.resolver
 import dns.reversename
 
 from vpx.auth.network import IPAddress
 from vpx.contacts.identifiers import registrable_domain
+from vpx.nameservers import Nameservers
+from vpx.nameservers import parse_servers as parse_servers  # re-exported: the settings check with it
 
 log = logging.getLogger("vpx.visitors")
 
@@ -54,8 +55,6 @@ class ReverseDns:
         """servers: (address, port) pairs to ask (the operator's VPX_DNS_SERVERS); None: the system
         resolver, read from /etc/resolv.conf on first look-up. ValueError for an empty list or a pair
         that is no address and port."""
-        if timeout <= 0:
-            raise ValueError("the DNS timeout must be positive")
         self.timeout = timeout
         self.cache_size = cache_size
         self.cache_seconds = cache_seconds
@@ -64,10 +63,7 @@ class ReverseDns:
         # address → (expires at, confirmed name or None), least recently used first
         self._cache: OrderedDict[IPAddress, tuple[float, str | None]] = OrderedDict()
         self._pending: dict[IPAddress, asyncio.Task[str | None]] = {}
-        self._resolver: dns.asyncresolver.Resolver | None = None
-        self._no_resolver = False
-        if servers is not None:
-            self._resolver = self._configured(_checked(servers))
+        self._nameservers = Nameservers(servers, timeout=timeout, purpose="reverse DNS is off")
 
     async def confirmed_name(self, address: IPAddress) -> str | None:
         """The address's PTR name (lower case, no trailing dot) when one of the names it points to
@@ -97,7 +93,7 @@ class ReverseDns:
             del self._pending[address]
 
     async def _look_up(self, address: IPAddress) -> str | None:
-        resolver = self._resolver if self._resolver is not None else self._system_resolver()
+        resolver = self._nameservers.resolver()
         name, seconds = None, self.negative_cache_seconds
         if resolver is not None:
             try:
@@ -133,32 +129,6 @@ class ReverseDns:
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
 
-    def _configured(self, servers: Sequence[tuple[str, int]]) -> dns.asyncresolver.Resolver:
-        # configure=False: the operator's servers only, and no /etc/resolv.conf needed.
-        resolver = dns.asyncresolver.Resolver(configure=False)
-        resolver.nameservers = [dns.nameserver.Do53Nameserver(address, port) for address, port in servers]
-        return self._tuned(resolver)
-
-    def _tuned(self, resolver: dns.asyncresolver.Resolver) -> dns.asyncresolver.Resolver:
-        # Half the budget per try, so that a lost datagram or a dead first server leaves time for
-        # a second try; asyncio.timeout bounds the whole look-up.
-        resolver.timeout = self.timeout / 2
-        resolver.lifetime = self.timeout
-        resolver.retry_servfail = False
-        resolver.cache = None  # this class caches the confirmed answer, which is what is asked again
-        return resolver
-
-    def _system_resolver(self) -> dns.asyncresolver.Resolver | None:
-        """The system's resolver, configured on first use; None (said once) where the system has
-        none, so that a container without /etc/resolv.conf still starts and resolves by ranges."""
-        if self._resolver is None and not self._no_resolver:
-            try:
-                self._resolver = self._tuned(dns.asyncresolver.Resolver())
-            except dns.exception.DNSException as error:
-                self._no_resolver = True
-                log.warning("reverse DNS is off: the system has no usable resolver (%s); set VPX_DNS_SERVERS", error)
-        return self._resolver
-
 
 async def _resolves_to(
     resolver: dns.asyncresolver.Resolver, name: str, rdtype: dns.rdatatype.RdataType, address: IPAddress
@@ -178,17 +148,6 @@ def _host(target: dns.name.Name) -> str | None:
     """A PTR target as a host name, or None for one that cannot be a host's (the root, spaces…)."""
     name = target.to_text(omit_final_dot=True).lower()
     return name if _HOST_NAME.match(name) else None
-
-
-def _checked(servers: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:
-    if not servers:
-        raise ValueError("no DNS server given: pass None for the system's resolver")
-    checked = []
-    for address, port in servers:
-        if not 0 < port < 65536:
-            raise ValueError(f"DNS server port {port} is out of range")
-        checked.append((str(ipaddress.ip_address(address)), port))
-    return checked
 
 
 def _words(text: str) -> frozenset[str]:
@@ -235,40 +194,3 @@ def _embeds(name: str, address: IPAddress) -> bool:
         return False
     octets = address.packed
     return "".join(f"{o:03d}" for o in octets) in name or octets.hex() in name
-
-
-def parse_servers(text: str) -> list[tuple[str, int]]:
-    """ "127.0.0.1:5353,[2001:db8::53]:53,192.0.2.53" → pairs (port 53 by default); ValueError with
-    a clear message for anything else (the settings use it to refuse a bad VPX_DNS_SERVERS at start)."""
-    items = [item.strip() for item in text.split(",")]
-    if not any(items):
-        raise ValueError("no DNS server given: expected addresses separated by commas, such as 192.0.2.53")
-    return [_server(item) for item in items]
-
-
-_EXPECTED = "expected an IP address with an optional port: 192.0.2.53, 192.0.2.53:5353 or [2001:db8::53]:5353"
-
-
-def _server(item: str) -> tuple[str, int]:
-    if not item:
-        raise ValueError(f"an empty DNS server entry (a stray comma?); {_EXPECTED}")
-    port_text = "53"
-    if item.startswith("["):
-        bracketed = re.fullmatch(r"\[([^\]]+)\](?::(.*))?", item)
-        if bracketed is None:
-            raise ValueError(f"DNS server {item!r}: unbalanced brackets; {_EXPECTED}")
-        host, port_text = bracketed.group(1), bracketed.group(2) or port_text
-    elif item.count(":") == 1:
-        host, port_text = item.split(":")
-    else:
-        host = item  # an IPv4 address, or an IPv6 one without a port
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        # A host name would need a resolver to find the resolver.
-        raise ValueError(f"DNS server {item!r}: {host!r} is not an IP address; {_EXPECTED}") from None
-    if item.startswith("[") and address.version != 6:
-        raise ValueError(f"DNS server {item!r}: brackets are for IPv6 addresses; {_EXPECTED}")
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise ValueError(f"DNS server {item!r}: the port must be a number from 1 to 65535; {_EXPECTED}")
-    return str(address), int(port_text)

@@ -21,6 +21,7 @@ from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.contacts.search import postings as search_postings
 from vpx.db import Database
+from vpx.deliverability.service import EmailChecks
 from vpx.enrichment import batch as enrichment_batches
 from vpx.enrichment import build_waterfall, close_waterfall
 from vpx.enrichment.waterfall import Waterfall
@@ -75,6 +76,8 @@ class Worker:
         self.in_flight = 0
         self.stopping = asyncio.Event()
         self.in_server = False  # set by InProcessWorker: shown in /readyz and `vpx status`
+        # The catalogue's email checks (vpx.deliverability): MX look-ups at the operator's pace.
+        self.email_checks = EmailChecks.from_settings(database, settings, clock=self.clock)
 
     def stop(self) -> None:
         self.stopping.set()
@@ -96,6 +99,7 @@ class Worker:
                 asyncio.create_task(self._loop("visits", self._visit_purge)),
                 asyncio.create_task(self._loop("search", self._search_changes)),
                 asyncio.create_task(self._loop("sources", self._source_runs)),
+                asyncio.create_task(self._loop("email_checks", self.email_checks.run_round)),
                 asyncio.create_task(self._heartbeat()),
             ]
             if not self.database.is_sqlite:

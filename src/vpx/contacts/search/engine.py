@@ -17,6 +17,7 @@ nothing.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from array import array
 from collections import OrderedDict
@@ -41,6 +42,7 @@ from vpx.contacts.search.terms import (
     TEXT_FIELDS,
     TRADE_FIELDS,
     city_term,
+    email_term,
     industry_term,
     state_term,
 )
@@ -74,9 +76,11 @@ class SearchQuery:
     license_type: str | None = None
     limit: int = 25
     offset: int = 0
+    # The email's deliverability status (vpx.deliverability.checks.STATUSES); contacts with an email only.
+    email_status: str | None = None
 
     def count_key(self) -> tuple[Any, ...]:
-        return (self.text, self.state, self.city, self.industry, self.specialty, self.license_type)
+        return (self.text, self.state, self.city, self.industry, self.specialty, self.license_type, self.email_status)
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,8 @@ PREVIEW_COLUMNS = (
     Contact.state,
     Contact.industry,
     Contact.intent_level,
+    Contact.email,
+    Contact.email_status,
 )
 
 
@@ -455,16 +461,7 @@ class BaseBackend:
                 place = None
             else:
                 text_ = " ".join(place.rest)
-                query = SearchQuery(
-                    text=text_,
-                    state=state,
-                    city=city,
-                    industry=query.industry,
-                    specialty=query.specialty,
-                    license_type=query.license_type,
-                    limit=query.limit,
-                    offset=query.offset,
-                )
+                query = dataclasses.replace(query, text=text_, state=state, city=city)
                 return query, Interpreted(q=text_, city=city, state=state)
         return query, Interpreted(q=query.text or "", city=query.city, state=query.state)
 
@@ -531,6 +528,8 @@ class BaseBackend:
             statement = statement.where(Contact.city_key == " ".join(words(query.city)))
         if query.industry:
             statement = statement.where(Contact.industry == query.industry)
+        if query.email_status:
+            statement = statement.where(Contact.email.is_not(None), Contact.email_status == query.email_status)
         return statement
 
 
@@ -542,6 +541,8 @@ def _facet_terms(query: SearchQuery) -> list[str]:
         terms.append(industry_term(query.industry))
     if query.city:
         terms.append(city_term(query.city))
+    if query.email_status:
+        terms.append(email_term(query.email_status))
     return terms
 
 

@@ -44,6 +44,9 @@ MERGE_BATCH = 20_000
 
 Reader = AsyncSession | AsyncConnection
 CONTACT_FIELDS = ("business_name", "specialty", "license_type", "industry", "city", "state")
+# A contact's email status as search sees it: none without an email (a contact's status is
+# "unknown" from the start, email or not).
+EMAIL_STATUS = "CASE WHEN {0}email IS NULL THEN NULL ELSE {0}email_status END"
 
 
 def chunk_of(contact_id: int) -> int:
@@ -62,6 +65,8 @@ def terms_of(row: Any) -> frozenset[str]:
         industry=row.industry or "",
         city=row.city or "",
         state=row.state or "",
+        # getattr: migration 20261128_search_postings built the postings before this column existed.
+        email_status=getattr(row, "email_status", None),
     )
 
 
@@ -135,7 +140,8 @@ class View:
 
 _VIEW = text(
     "SELECT (SELECT generation FROM search_state WHERE id = 1) AS generation, c.seq, c.contact_id, "
-    "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status "
+    "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status, "
+    f"{EMAIL_STATUS.format('k.')} AS email_status "
     "FROM (SELECT 1 AS one) AS o LEFT JOIN search_changes c ON 1 = 1 LEFT JOIN contacts k ON k.id = c.contact_id "
     "ORDER BY c.seq LIMIT :limit"
 )
@@ -236,8 +242,9 @@ def _serialised(bitmap: BitMap) -> bytes:
 _PENDING = text(
     "SELECT c.seq, c.contact_id, c.was_active, c.business_name AS old_business_name, "
     "c.specialty AS old_specialty, c.license_type AS old_license_type, c.industry AS old_industry, "
-    "c.city AS old_city, c.state AS old_state, "
-    "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status "
+    "c.city AS old_city, c.state AS old_state, c.email_status AS old_email_status, "
+    "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status, "
+    f"{EMAIL_STATUS.format('k.')} AS email_status "
     "FROM search_changes c LEFT JOIN contacts k ON k.id = c.contact_id ORDER BY c.seq LIMIT :limit"
 )
 _DONE = {
@@ -261,6 +268,7 @@ class _Was:
     city: str | None
     state: str | None
     status: str
+    email_status: str | None
 
 
 async def merge(session: AsyncSession, *, limit: int = MERGE_BATCH) -> tuple[int, set[str]]:
@@ -289,6 +297,7 @@ async def merge(session: AsyncSession, *, limit: int = MERGE_BATCH) -> tuple[int
             first.old_city,
             first.old_state,
             "active" if first.was_active else "inactive",
+            first.old_email_status,
         )
         after = terms_of(current[contact_id])
         edits.move(contact_id, terms_of(was), after)
@@ -330,8 +339,8 @@ def posting_rows(chunk: int, bitmaps: dict[str, BitMap]) -> list[dict[str, Any]]
 
 
 _CONTACTS_FROM = text(
-    "SELECT id, business_name, specialty, license_type, industry, city, state, status FROM contacts "
-    "WHERE id >= :low AND id < :high ORDER BY id"
+    "SELECT id, business_name, specialty, license_type, industry, city, state, status, "
+    f"{EMAIL_STATUS.format('')} AS email_status FROM contacts WHERE id >= :low AND id < :high ORDER BY id"
 )
 
 

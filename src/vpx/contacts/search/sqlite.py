@@ -17,7 +17,8 @@ def _quote(word: str) -> str:
 
 
 _PREVIEW = (
-    "contacts.id, contacts.business_name, contacts.city, contacts.state, contacts.industry, contacts.intent_level"
+    "contacts.id, contacts.business_name, contacts.city, contacts.state, contacts.industry, contacts.intent_level, "
+    "contacts.email, contacts.email_status"
 )
 _HAS_PREFIX = text("SELECT 1 FROM search_terms WHERE term >= :low AND term < :high LIMIT 1")
 # Candidates that share two trigrams with the word, unranked (ranking every word with a common

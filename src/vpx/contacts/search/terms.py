@@ -7,6 +7,7 @@ the active contacts that have it.
     l:plumbing   a word of the licence type
     o:austin     a word of the industry or the city (found, but not what the contact is about)
     #st:ca       the state; #in:home-services the industry; #ct:sanfrancisco the city
+    #em:mx_found the email's deliverability status (vpx.deliverability), for a contact with an email
     #a           every active contact
 
 Words are cut as ``vpx.contacts.normalise.words`` cuts them (accents folded, anything that is not a
@@ -40,6 +41,10 @@ def city_term(city: str) -> str:
     return "#ct:" + "".join(words(city))
 
 
+def email_term(status: str) -> str:
+    return "#em:" + status
+
+
 @lru_cache(maxsize=1 << 16)
 def field_words(prefix: str, text: str | None) -> frozenset[str]:
     """The terms of one field's text (specialties, licence types and cities repeat endlessly)."""
@@ -56,14 +61,16 @@ def contact_terms(
     industry: str,
     city: str,
     state: str,
+    email_status: str | None = None,
 ) -> frozenset[str]:
-    """Every term an active contact is found by."""
-    return (
+    """Every term an active contact is found by. ``email_status``: its email's, None without an email."""
+    terms = (
         field_words(NAME, business_name)
         | field_words(SPECIALTY, specialty)
         | field_words(LICENSE, license_type)
         | _other(industry, city, state)
     )
+    return terms | {email_term(email_status)} if email_status else terms
 
 
 @lru_cache(maxsize=1 << 16)
