@@ -40,6 +40,7 @@ EVENT_HINTS = {
     "sequence.unsubscribed": "a recipient unsubscribed; their enrollments stop",
     "sequence.finished": "an enrollment ran its last step",
     "contact.suppressed": "a contact you revealed opted out or may no longer be contacted; purge your copies",
+    "contact.corrected": "a field of a contact you revealed was found wrong or replaced; fetch the contact again",
 }
 
 

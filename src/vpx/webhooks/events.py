@@ -18,6 +18,10 @@ The ``data`` of each type (documented with examples in docs/webhooks.md):
 - ``contact.suppressed``: ``{"contact_id", "reason", "suppressed_at"}`` — a contact the account revealed
   was put on the suppression list; ``reason`` is a class (opt_out, do_not_contact, fcra,
   unsubscribed), never the entry's note (vpx.suppression.notices).
+- ``contact.corrected``: ``{"contact_id", "fields", "change", "reason", "corrected_at"}`` — fields of a
+  contact the account revealed were found bad (``change`` marked_bad; ``reason`` bounced, wrong,
+  disconnected or closed_business) or replaced by a registry update (``change`` replaced; ``reason``
+  registry_update); never who reported or their note (vpx.quality.corrections).
 - ``webhook.test``: ``{"webhook_id", "message"}``, sent by ``POST /webhooks/{id}/test`` only.
 """
 
@@ -41,6 +45,7 @@ SEQUENCE_BOUNCED = "sequence.bounced"
 SEQUENCE_UNSUBSCRIBED = "sequence.unsubscribed"
 SEQUENCE_FINISHED = "sequence.finished"
 CONTACT_SUPPRESSED = "contact.suppressed"
+CONTACT_CORRECTED = "contact.corrected"
 WEBHOOK_TEST = "webhook.test"
 
 # What a subscription may ask for (D29).
@@ -57,6 +62,7 @@ SUBSCRIBABLE = (
     SEQUENCE_UNSUBSCRIBED,
     SEQUENCE_FINISHED,
     CONTACT_SUPPRESSED,
+    CONTACT_CORRECTED,
 )
 ALL_TYPES = (*SUBSCRIBABLE, WEBHOOK_TEST)
 

@@ -24,6 +24,7 @@ EventType = Literal[
     "sequence.unsubscribed",
     "sequence.finished",
     "contact.suppressed",
+    "contact.corrected",
 ]
 assert set(EventType.__args__) == set(SUBSCRIBABLE)  # type: ignore[attr-defined]
 
