@@ -1,15 +1,19 @@
 """A fake publisher on loopback: serves files over HTTP as publishers' servers do (ETag and
 Last-Modified with 304s, byte ranges with If-Range), and misbehaves on request: answers 429 with a
-Retry-After, 5xx for a while or for ever, or cuts the connection half-way through a body."""
+Retry-After, 5xx for a while or for ever, or cuts the connection half-way through a body. ``routes``
+answer queries (the portals' APIs in tests/sources/portals.py); ``gate`` refuses requests by their
+headers (a publisher that wants a declared User-Agent)."""
 
 from __future__ import annotations
 
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs
 
 
 @dataclass
@@ -36,6 +40,21 @@ class Seen:
     path: str
     headers: dict[str, str]
     status: int
+    query: dict[str, str] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Answer:
+    """What a route answers: a status, a body and headers."""
+
+    status: int = 200
+    body: bytes = b""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+# A route: (the query's parameters, the request's headers, lower-cased) -> the answer.
+Route = Callable[[dict[str, str], dict[str, str]], Answer]
 
 
 class Publisher:
@@ -47,6 +66,8 @@ class Publisher:
         self.faults: dict[str, list[Fault]] = {}
         self.down: dict[str, int] = {}
         self.seen: list[Seen] = []
+        self.routes: dict[str, Route] = {}
+        self.gate: Callable[[dict[str, str]], Answer | None] | None = None
         self.lock = threading.Lock()
         publisher = self
 
@@ -87,21 +108,34 @@ class Publisher:
         self.server.shutdown()
         self.server.server_close()
 
+    def route(self, path: str, route: Route) -> None:
+        with self.lock:
+            self.routes[path] = route
+
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
-        path = handler.path.split("?", 1)[0]
+        path, _, raw_query = handler.path.partition("?")
+        query = {k: v[-1] for k, v in parse_qs(raw_query, keep_blank_values=True).items()}
         headers = {k.lower(): v for k, v in handler.headers.items()}
         with self.lock:
             down = self.down.get(path)
             queued = self.faults.get(path) or []
             fault = queued.pop(0) if queued and down is None else None
             served = self.files.get(path)
+            route = self.routes.get(path)
+            gate = self.gate
 
         if fault is not None and fault.delay:
             time.sleep(fault.delay)
 
         def seen(status: int) -> None:
             with self.lock:
-                self.seen.append(Seen(path, headers, status))
+                self.seen.append(Seen(path, headers, status, query))
+
+        refused = gate(headers) if gate is not None else None
+        if refused is not None:
+            seen(refused.status)
+            self._send(handler, refused)
+            return
 
         if down is not None or (fault is not None and fault.status is not None):
             status = down if down is not None else fault.status  # type: ignore[union-attr]
@@ -112,6 +146,11 @@ class Publisher:
                 handler.send_header(name, value)
             handler.send_header("Content-Length", "0")
             handler.end_headers()
+            return
+        if route is not None:
+            answered = route(query, headers)
+            seen(answered.status)
+            self._send(handler, answered)
             return
         if served is None:
             seen(404)
@@ -156,3 +195,12 @@ class Publisher:
             handler.connection.shutdown(socket.SHUT_RDWR)
             return
         handler.wfile.write(part)
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, answer: Answer) -> None:
+        handler.send_response(answer.status)
+        for name, value in answer.headers.items():
+            handler.send_header(name, value)
+        handler.send_header("Content-Length", str(len(answer.body)))
+        handler.end_headers()
+        handler.wfile.write(answer.body)

@@ -112,7 +112,8 @@ async def test_bad_usage_exits_2_naming_the_value(app: FastAPI, settings: Settin
     cases = {
         ("x", "nucc", "--url", url, "--every", "30s"): "--every: must be at least 1m (a minute)",
         ("x", "nucc", "--url", url, "--every", "often"): "--every: 'often' is not an interval such as 30m, 6h",
-        ("x", "ftp", "--url", url): "KIND: 'ftp' is not a kind of source; kinds: cslb, nppes, nucc, permits-csv",
+        ("x", "ftp", "--url", url): "KIND: 'ftp' is not a kind of source; kinds: cslb, edgar-daily, nppes, nucc, "
+                                      "permits-arcgis, permits-csv, permits-socrata",
         ("X Y", "nucc", "--url", url): "NAME: use 1-63 lower-case letters, digits, - or _, starting with a",
         ("x", "nucc", "--url", "ftp://example.org/f.csv"): "--url: must be an http:// or https:// URL",
         ("x", "nucc", "--url", url, "--option", "token=1"): "--option token: nucc takes no such option",

@@ -44,7 +44,12 @@ def _kinds_help() -> str:
 @sources_app.command("add")
 def add_command(
     name: Name,
-    kind: Annotated[str, typer.Argument(help="nppes, nucc, cslb or permits-csv.", show_default=False)],
+    kind: Annotated[
+        str,
+        typer.Argument(
+            help="nppes, nucc, cslb, edgar-daily, permits-csv, permits-socrata or permits-arcgis.", show_default=False
+        ),
+    ],
     url: Annotated[str, typer.Option(help="Where the publisher publishes (see docs/operator-guide.md).")],
     every: Annotated[
         str | None, typer.Option(help="How often: 30m, 6h, 1d, 1w… (at least 1m; default: the kind's).")

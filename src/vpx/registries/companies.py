@@ -99,11 +99,13 @@ async def link_companies(session: AsyncSession, *, now: datetime) -> int:
     links = [(cik, contact_id) for cik, contact_id in found if cik not in refused]
     for start in range(0, len(links), 500):
         part = links[start : start + 500]
+        # The table, not the mapped class: an ORM update given a list of rows is a "bulk UPDATE by
+        # primary key" to SQLAlchemy, which wants each row's cik under the column's own name.
+        companies: Table = Company.__table__  # type: ignore[assignment]
         await session.execute(
-            update(Company)
-            .where(Company.cik == bindparam("b_cik"))
-            .values(contact_id=bindparam("b_contact"), updated_at=now)
-            .execution_options(synchronize_session=False),
+            update(companies)
+            .where(companies.c.cik == bindparam("b_cik"))
+            .values(contact_id=bindparam("b_contact"), updated_at=now),
             [{"b_cik": cik, "b_contact": contact_id} for cik, contact_id in part],
         )
     await _add_cik(session, links, now)

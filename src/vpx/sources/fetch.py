@@ -34,11 +34,13 @@ MAX_PAGE_BYTES = 64 * 1024 * 1024
 
 class SourceFailed(Exception):
     """A run that cannot go on: the message says why in plain words; ``code`` is stable snake_case
-    (``rate_limited``, ``server_error``, ``unexpected_layout`` …) for ``--json`` output."""
+    (``rate_limited``, ``server_error``, ``unexpected_layout`` …) for ``--json`` output; ``status`` the
+    HTTP status a publisher refused a request with (``http_error``: a 404 for a day with no file…)."""
 
-    def __init__(self, message: str, *, code: str = "source_failed") -> None:
+    def __init__(self, message: str, *, code: str = "source_failed", status: int | None = None) -> None:
         super().__init__(message)
         self.code = code
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -253,7 +255,7 @@ class Fetcher:
                     if status == 304:
                         return Page(str(response.url), 304, b"", response.headers, validators or Validators())
                     if status != 200:
-                        raise SourceFailed(_refused(url, response), code="http_error")
+                        raise SourceFailed(_refused(url, response), code="http_error", status=response.status_code)
                     body = bytearray()
                     async for chunk in response.aiter_bytes():
                         body += chunk
@@ -307,7 +309,7 @@ class Fetcher:
                         part.discard()  # what we hold is not a prefix of the file any more
                         continue
                     if status not in (200, 206):
-                        raise SourceFailed(_refused(url, response), code="http_error")
+                        raise SourceFailed(_refused(url, response), code="http_error", status=response.status_code)
                     start, total = _span(response, offset)
                     if status == 206 and start != offset:
                         part.discard()

@@ -60,6 +60,13 @@ class FileReport:
     duplicates: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
 
+    def merge(self, other: FileReport) -> None:
+        """Adds another piece's counts to this one's."""
+        for name in ("rows_read", "created", "updated", "deactivated", "unchanged", "ingested", "duplicates"):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+        for reason, count in other.skipped.items():
+            self.skipped[reason] = self.skipped.get(reason, 0) + count
+
 
 @dataclass
 class RunReport:
@@ -84,8 +91,13 @@ class RunReport:
     files: list[FileReport] = field(default_factory=list)
     error: dict[str, str] | None = None
 
-    def add(self, piece: FileReport) -> None:
-        self.files.append(piece)
+    def add(self, piece: FileReport, *, into: FileReport | None = None) -> None:
+        """Counts a piece; listed as a file of its own, or added to ``into`` (a listed piece that sums
+        up many, such as the pages of one run of a permit portal)."""
+        if into is None:
+            self.files.append(piece)
+        else:
+            into.merge(piece)
         self.rows_read += piece.rows_read
         self.created += piece.created
         self.updated += piece.updated
@@ -247,9 +259,12 @@ class Job:
             self.saw_record(date.fromisoformat(summary.file_date))
         return piece
 
-    async def ingest(self, events: Iterable[SignalEvent], *, name: str, url: str | None = None) -> FileReport:
+    async def ingest(
+        self, events: Iterable[SignalEvent], *, name: str, url: str | None = None, into: FileReport | None = None
+    ) -> FileReport:
         """Signal events through the ingestion pipeline (as `vpx signals import`): one transaction per
-        batch, events already seen counted as duplicates; the newest event's date noted."""
+        batch, events already seen counted as duplicates; the newest event's date noted. With ``into``
+        the counts are added to that piece of the report instead of listing a new one."""
 
         def noted(source: Iterable[SignalEvent]) -> Iterable[SignalEvent]:
             for event in source:
@@ -267,7 +282,7 @@ class Job:
             duplicates=found.duplicates,
             skipped=found.skipped_reasons,
         )
-        self.report.add(piece)
+        self.report.add(piece, into=into)
         return piece
 
 

@@ -100,7 +100,11 @@ class SourceCreate(BaseModel):
     name: str = Field(
         min_length=1, max_length=63, description="1-63 lower-case letters, digits, `-` or `_`.", examples=["nppes"]
     )
-    kind: str = Field(max_length=40, description="`nppes`, `nucc`, `cslb` or `permits-csv`.", examples=["nppes"])
+    kind: str = Field(
+        max_length=40,
+        description="`nppes`, `nucc`, `cslb`, `edgar-daily`, `permits-csv`, `permits-socrata` or `permits-arcgis`.",
+        examples=["nppes"],
+    )
     url: str = Field(
         min_length=1,
         max_length=2000,

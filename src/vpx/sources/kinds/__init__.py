@@ -43,6 +43,9 @@ KIND_MODULES = (
     "vpx.sources.kinds.files",
     "vpx.sources.kinds.nppes",
     "vpx.sources.kinds.permits_csv",
+    "vpx.sources.kinds.permits_socrata",
+    "vpx.sources.kinds.permits_arcgis",
+    "vpx.sources.kinds.edgar_daily",
 )
 
 RunStatus = Literal["ok", "not_modified"]
