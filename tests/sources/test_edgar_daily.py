@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 from datetime import UTC, date, datetime
 
+import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
@@ -126,3 +127,22 @@ async def test_a_source_without_a_declared_user_agent_is_refused_at_add(app: Fas
         "--option", "since=2026-11-02",
     )  # fmt: skip
     assert added["options"] == {"user_agent": AGENT, "since": "2026-11-02"}
+
+
+async def test_the_real_daily_index_sample(
+    app: FastAPI, settings: Settings, publisher: Publisher, clock: FixedClock
+) -> None:
+    from tests.conftest import SHARED_DATA
+
+    sample = SHARED_DATA / "sec" / "edgar_daily_master.20200103.idx"
+    if not sample.is_file():
+        pytest.skip(f"the shared EDGAR daily index sample is not at {sample}")
+    publisher.gate = sec_gate
+    publisher.serve(edgar_path(date(2020, 1, 3)), sample.read_bytes())
+    clock.set(datetime(2020, 1, 4, 12, 0, tzinfo=UTC))  # the Saturday after
+    await add_source(
+        app, "sec", "edgar-daily", publisher.url(EDGAR_ROOT), options={"user_agent": AGENT, "since": "2020-01-03"}
+    )
+    report = await run_source(app, settings, "sec")
+    assert (report.status, report.requests, report.rows_read) == ("ok", 1, 7_989), report.error  # as `vpx import`
+    assert (await source_row(app, "sec")).watermark == {"day": "2020-01-03"}
