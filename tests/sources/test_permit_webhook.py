@@ -39,7 +39,7 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
         database_url,
         data_dir=tmp_path / "data",
         admin_token=ADMIN,
-        webhook_allow_private=True,  # the receiver is on 127.0.0.1
+        webhook_allow_private=True,  # D26: the receiver is on 127.0.0.1
         webhook_retry_jitter=0.0,
         webhook_timeout_seconds=2.0,
         worker_in_process=False,
@@ -52,6 +52,7 @@ async def test_a_new_permit_reaches_a_subscribed_webhook_within_the_interval_plu
     publisher: Publisher, receiver: Receiver,
 ) -> None:  # fmt: skip
     buyer = (await factory.account()).headers("full")
+    # D29: a signal subscription takes the signal query's filters.
     subscribed = await client.post(
         "/api/v1/webhooks",
         json={

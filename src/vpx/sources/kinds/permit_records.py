@@ -84,6 +84,7 @@ class PermitPages:
         for row in rows:
             self.line += 1
             self.reading.rows_read += 1
+            # The CSV import's own rules, row for row (a permit is warm, D20; placeholders skipped).
             event = permits._event(row, self.mapping, self.line, skipped, self.reading)
             if event is not None:
                 events.append(event)
