@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 from alembic import command
+from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from tests.conftest import _postgres_reachable, create_postgres_database, drop_postgres_database, test_settings
 from vpx.config import Settings
 from vpx.contacts.search import postings
 from vpx.db import Database
-from vpx.migrations import alembic_config, current_heads, upgrade
+from vpx.migrations import alembic_config, upgrade
 
 THIS = "20261201_email_deliverability"
 BEFORE = "20261128_search_indexes_retired"
@@ -101,11 +102,23 @@ async def _email_postings(settings: Settings) -> int:
         await database.dispose()
 
 
+def _all_but_this(settings: Settings) -> list[str]:
+    """The revisions to upgrade to for every migration but this one and those that build on it."""
+    script = ScriptDirectory.from_config(alembic_config(settings))
+    parents = {r.revision: set(r._all_down_revisions) for r in script.walk_revisions()}
+    after = {THIS}
+    while grown := {child for child, ups in parents.items() if ups & after and child not in after}:
+        after |= grown
+    kept = set(parents) - after
+    targets = {r for r in kept if not any(r in parents[other] for other in kept)}
+    # This one's own parent last: the migrations of the full upgrade that it follows run first.
+    return [*sorted(targets - {BEFORE}), BEFORE]
+
+
 def test_contacts_there_before_are_found_as_unknown_and_the_downgrade_takes_it_back(database_url: str) -> None:
     settings = test_settings(database_url)
-    for head in [*current_heads(settings), BEFORE]:  # everything but this migration
-        if head != THIS:
-            command.upgrade(alembic_config(settings), head)
+    for target in _all_but_this(settings):
+        command.upgrade(alembic_config(settings), target)
     asyncio.run(_catalogue(settings))
     asyncio.run(_rename(settings))
     upgrade(settings)

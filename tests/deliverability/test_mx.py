@@ -8,7 +8,7 @@ import time
 import pytest
 
 from tests.visitors.dns_server import DnsServer
-from vpx.deliverability.mx import MxAnswer, MxLookups, Pace
+from vpx.deliverability.mx import MxAnswer, MxLookups, Pace, reserved
 from vpx.nameservers import Nameservers
 
 
@@ -100,3 +100,16 @@ async def test_queries_are_paced_at_the_configured_rate(dns_server: DnsServer) -
 def test_a_pace_must_be_positive() -> None:
     with pytest.raises(ValueError, match="positive"):
         Pace(0)
+
+
+async def test_reserved_names_are_not_asked_of_the_systems_resolver(dns_server: DnsServer) -> None:
+    dns_server.add_mx("acme.example", 10, "mx.acme.example")
+    found = MxLookups(
+        Nameservers([(dns_server.host, dns_server.port)], timeout=1.0, purpose="MX look-ups are off"),
+        Pace(1000),
+        ask_reserved=False,
+    )
+    for domain in ("acme.example", "shop.test", "nowhere.invalid", "box.localhost", "example.com", "mail.example.org"):
+        assert await found.look_up(domain) == MxAnswer("no_mx")
+    assert dns_server.queries == [] and found.queries == 0
+    assert not reserved("examples.com") and not reserved("acme.testing") and not reserved("example.co")

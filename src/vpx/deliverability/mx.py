@@ -6,7 +6,12 @@ What an answer means (RFC 5321 section 5.1, RFC 7505):
 - the domain exists but has no MX → its own address is its mail exchanger (the "implicit MX"): an A
   or AAAA record → ``mx_found``, none → ``no_mx``;
 - the domain does not exist (NXDOMAIN) → ``no_mx``;
-- no answer in time, a server failure, no resolver → ``unknown`` (asked again later).
+- no answer in time, a server failure, no resolver → ``unknown`` (asked again later);
+- a name reserved for documentation and tests (RFC 2606, RFC 6761: ``.example``, ``.test``,
+  ``.invalid``, ``.localhost``, example.com/.net/.org) → ``no_mx`` without asking, unless the operator
+  named DNS servers of their own (VPX_DNS_SERVERS), which may well serve such zones: no public domain
+  of that kind takes mail, and the demo catalogue's thousands of ``.example`` addresses would
+  otherwise be asked of the system's resolver.
 
 Only the DNS is asked: no mail server is ever contacted.
 """
@@ -70,17 +75,31 @@ class Pace:
             await self.sleep(slot - now)
 
 
+RESERVED_TLDS = frozenset({"example", "test", "invalid", "localhost"})
+RESERVED_DOMAINS = frozenset({"example.com", "example.net", "example.org"})
+
+
+def reserved(domain: str) -> bool:
+    """Whether the domain is reserved for documentation and tests (RFC 2606, RFC 6761)."""
+    labels = domain.split(".")
+    return labels[-1] in RESERVED_TLDS or ".".join(labels[-2:]) in RESERVED_DOMAINS
+
+
 class MxLookups:
     """Looks domains up, each DNS query paced by ``pace`` (an MX query, and the A and AAAA queries
-    of a domain without MX, each take a slot). ``queries`` counts the queries sent."""
+    of a domain without MX, each take a slot). ``queries`` counts the queries sent.
+    ``ask_reserved``: whether reserved names are asked too (the operator's own servers)."""
 
-    def __init__(self, nameservers: Nameservers, pace: Pace) -> None:
+    def __init__(self, nameservers: Nameservers, pace: Pace, *, ask_reserved: bool = True) -> None:
         self.nameservers = nameservers
         self.pace = pace
+        self.ask_reserved = ask_reserved
         self.queries = 0
 
     async def look_up(self, domain: str) -> MxAnswer:
         """The domain's status (``domain`` in its ASCII form); never raises for DNS problems."""
+        if not self.ask_reserved and reserved(domain):
+            return MxAnswer("no_mx")
         resolver = self.nameservers.resolver()
         if resolver is None:
             return MxAnswer("unknown")

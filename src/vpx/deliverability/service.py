@@ -69,7 +69,8 @@ class EmailChecks:
         lookups = None
         if settings.mx_lookups_per_second > 0:
             nameservers = Nameservers.from_settings(settings, purpose="MX look-ups are off")
-            lookups = MxLookups(nameservers, Pace(settings.mx_lookups_per_second))
+            own_servers = bool(settings.dns_servers.strip())
+            lookups = MxLookups(nameservers, Pace(settings.mx_lookups_per_second), ask_reserved=own_servers)
         return cls(database, settings, clock=clock, lookups=lookups)
 
     async def run_round(self) -> int:
@@ -104,16 +105,23 @@ class EmailChecks:
         now = self.clock.now()
         # Long enough for the round: its queries at the pace, each possibly timing out.
         lease_until = now + timedelta(seconds=ROUND_SECONDS * 4 + settings.dns_timeout_seconds * 3 + 60)
-        async with self.database.writer_turn(), self.database.write_sessions() as session, session.begin():
-            waiting = list(
-                await session.scalars(
+        # Read first: an idle round takes no write lock (SQLite has one writer for everything).
+        async with self.database.read_sessions() as session:
+            waiting = [
+                domain
+                for domain in await session.scalars(
                     select(Contact.email_domain)
                     .where(Contact.email_status == _WAITING, Contact.email_domain.is_not(None))
                     .distinct()
                     .limit(per_round)
                 )
-            )
-            claimed = await _claim_new(session, [d for d in waiting if d is not None], lease_until)
+                if domain is not None
+            ]
+            expired = await session.scalar(select(EmailDomain.domain).where(EmailDomain.expires_at <= now).limit(1))
+        if not waiting and expired is None:
+            return []
+        async with self.database.writer_turn(), self.database.write_sessions() as session, session.begin():
+            claimed = await _claim_new(session, waiting, lease_until)
             if len(claimed) < per_round:
                 claimed += await _claim_expired(
                     session, now=now, lease_until=lease_until, limit=per_round - len(claimed)
@@ -163,7 +171,8 @@ class EmailChecks:
 
 async def check_new_addresses(database: Database, *, now: datetime, limit: int = ADDRESS_BATCH) -> int:
     """Checks the syntax and flags of up to ``limit`` emails not checked yet; how many it checked."""
-    async with database.writer_turn(), database.write_sessions() as session, session.begin():
+    # Read first: an idle round takes no write lock (SQLite has one writer for everything).
+    async with database.read_sessions() as session:
         rows = (
             await session.execute(
                 select(Contact.id, Contact.email)
@@ -185,20 +194,26 @@ async def check_new_addresses(database: Database, *, now: datetime, limit: int =
                 )
             ).all()
         )
-        params = [
-            {
-                "b_id": contact_id,
-                "b_email": email,
-                "b_status": "invalid_syntax" if check.domain is None else known.get(check.domain, "valid_syntax"),
-                "b_flags": flags_text(check.flags),
-                "b_domain": check.domain,
-            }
-            for contact_id, email, check in checks
-        ]
-        # The email as read: one changed meanwhile is left for the next round (its trigger unchecked it).
+    params = [
+        {
+            "b_id": contact_id,
+            "b_email": email,
+            "b_status": "invalid_syntax" if check.domain is None else known.get(check.domain, "valid_syntax"),
+            "b_flags": flags_text(check.flags),
+            "b_domain": check.domain,
+        }
+        for contact_id, email, check in checks
+    ]
+    async with database.writer_turn(), database.write_sessions() as session, session.begin():
+        # The email as read, still unchecked: one changed meanwhile is left for the next round (its
+        # trigger unchecked it), one another worker checked meanwhile is left as it checked it.
         await session.execute(
             update(_contacts)
-            .where(_contacts.c.id == bindparam("b_id"), _contacts.c.email == bindparam("b_email"))
+            .where(
+                _contacts.c.id == bindparam("b_id"),
+                _contacts.c.email == bindparam("b_email"),
+                _contacts.c.email_checked_at.is_(None),
+            )
             .values(
                 email_status=bindparam("b_status"),
                 email_flags=bindparam("b_flags"),
