@@ -42,6 +42,8 @@ from vpx.meta import router as meta_router
 from vpx.middleware import RequestContextMiddleware
 from vpx.publishers.router import contribute_router
 from vpx.publishers.router import router as publisher_router
+from vpx.quality.router import admin_router as quality_admin_router
+from vpx.quality.router import router as report_router
 from vpx.registries.router import router as registry_router
 from vpx.secrets import load_box
 from vpx.sequences.router import enrollments_router
@@ -163,6 +165,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(enrichment_batch_router)
     app.include_router(enrichment_router)
     app.include_router(contact_router)
+    app.include_router(report_router)
     app.include_router(registry_router)
     app.include_router(account_router)
     app.include_router(publisher_router)
@@ -174,6 +177,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(suppression_router)
     app.include_router(admin_accounts_router)
     app.include_router(source_admin_router)
+    app.include_router(quality_admin_router)
     app.include_router(autobuy_router)
     app.include_router(enrichment_keys_router)
     app.include_router(mailbox_router)

@@ -91,6 +91,12 @@ class AccountSuspended(ProblemError):
     status, code, title = 403, "account_suspended", "Account suspended"
 
 
+class NotRevealed(ProblemError):
+    """A report on a contact the calling account has not revealed: only its buyers may report it."""
+
+    status, code, title = 403, "not_revealed", "Contact not revealed"
+
+
 class NotFound(ProblemError):
     status, code, title = 404, "not_found", "Not found"
 

@@ -16,6 +16,7 @@ from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
 from vpx.auth.keys import KeyType
 from vpx.cli import accounts as accounts_cli
+from vpx.cli import quality as quality_cli
 from vpx.cli import registries as registries_cli
 from vpx.cli import secrets as secrets_cli
 from vpx.cli import signals as signals_cli
@@ -56,6 +57,7 @@ app.add_typer(credits_app, name="credits")
 app.add_typer(suppress_app, name="suppress")
 app.command("worker")(worker)
 accounts_cli.register(accounts_app)
+quality_cli.register(app)
 registries_cli.register(app)
 secrets_cli.register(app)
 signals_cli.register(app)

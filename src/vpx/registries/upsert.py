@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from vpx.contacts.identifiers import identifiers_added, joined, parsed
 from vpx.contacts.search import SearchBackend
 from vpx.models import Contact, ContactSource, DecisionMaker, RegistryRecord
+from vpx.quality import corrections
 from vpx.registries import bulk, duplicates, resolution
 from vpx.registries.matching import NAME_THRESHOLD
 from vpx.registries.records import COLUMN, CONTACT_COLUMNS, ImportSummary, Ready, Row, keys_from, row_terms
@@ -304,11 +305,14 @@ async def _apply_changes(
         record_updates,
     )
     if owned:
+        # Past buyers of a contact whose phone, email, website or address the update replaces are told.
+        revealed = await corrections.revealed_fields(session, [params["b_id"] for params in owned])
         values: dict[str, Any] = {name: bindparam(f"b_{name}") for name in REQUIRED_FIELDS}
         values |= {name: func.coalesce(bindparam(f"b_{name}"), CONTACTS.c[name]) for name in OPTIONAL_FIELDS}
         await session.execute(
             update(CONTACTS).where(CONTACTS.c.id == bindparam("b_id")).values(**values, updated_at=ctx.now), owned
         )
+        await corrections.announce_replacements(session, revealed, now=ctx.now)
     if gaps:
         await _fill_contact_gaps(session, gaps, ctx.now)
     await _refresh_status(session, sorted({known.contact_id for known, _ in changed}), ctx.now)

@@ -49,6 +49,7 @@ from vpx.models import (
     SequenceMessage,
     SequenceVersion,
 )
+from vpx.quality import bounces as quality_bounces
 from vpx.secrets import SecretBox
 from vpx.sequences import events, schedule, service, templates
 from vpx.webhooks.addresses import Resolver, system_resolver
@@ -664,6 +665,10 @@ async def mark_bounced(
     # marks the contact's email bounced for every account; a decision-maker's address is not it.
     if deliverability.is_hard_bounce(diagnostic):
         await deliverability.mark_bounced(session, enrollment.contact_id, now, email=enrollment.email)
+        # The refund rules run in the worker (vpx.quality.bounces): this account's refund, the reports.
+        await quality_bounces.record_hard_bounce(
+            session, account_id=enrollment.account_id, contact_id=enrollment.contact_id, email=enrollment.email, at=now
+        )
     await check_bounce_rate(session, message.mailbox_id, now)
 
 

@@ -26,6 +26,7 @@ from vpx.enrichment import batch as enrichment_batches
 from vpx.enrichment import build_waterfall, close_waterfall
 from vpx.enrichment.waterfall import Waterfall
 from vpx.listen import listen_until
+from vpx.quality import bounces as quality_bounces
 from vpx.secrets import SecretBox, load_box
 from vpx.sequences import replies as sequence_replies
 from vpx.sequences import sending as sequence_sending
@@ -100,6 +101,7 @@ class Worker:
                 asyncio.create_task(self._loop("search", self._search_changes)),
                 asyncio.create_task(self._loop("sources", self._source_runs)),
                 asyncio.create_task(self._loop("email_checks", self.email_checks.run_round)),
+                asyncio.create_task(self._loop("refunds", self._bounce_reviews)),
                 asyncio.create_task(self._heartbeat()),
             ]
             if not self.database.is_sqlite:
@@ -218,6 +220,10 @@ class Worker:
         return await source_runner.worker_round(
             self.database, self.settings, owner=self.worker_id, box=self._box(), clock=self.clock
         )
+
+    async def _bounce_reviews(self) -> int:
+        """Hard bounces the sequences saw, under the refund rules (vpx.quality.bounces)."""
+        return await quality_bounces.review_pending(self.database, settings=self.settings, clock=self.clock)
 
     async def _loop(self, name: str, one_round: Callable[[], Awaitable[int]]) -> None:
         woken = wakeup.register()
