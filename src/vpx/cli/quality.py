@@ -159,7 +159,7 @@ def quality_command(as_json: bool = JsonOption) -> None:
         title="data quality",
     )
     emit_rows(
-        found["email_status"], (("status", "email status"), ("count", "emails"), ("share", "share")), noun="status"
+        found["email_status"], (("status", "email status"), ("count", "emails"), ("share", "share")), noun="status row"
     )
     emit_rows(
         found["bounce_rate_by_source"],
