@@ -60,11 +60,13 @@ async def contacts_page(
     if not any(values.values()):
         return render(request, "contacts.html", {**context, "result": None, "errors": {}})
     try:
-        body = SearchBody(
-            query=values["q"] or None,
-            **{k: values[k] or None for k in FILTERS if k != "q"},
-            limit=PAGE_SIZE,
-            offset=(page - 1) * PAGE_SIZE,
+        body = SearchBody.model_validate(
+            {
+                "query": values["q"] or None,
+                **{k: values[k] or None for k in FILTERS if k != "q"},
+                "limit": PAGE_SIZE,
+                "offset": (page - 1) * PAGE_SIZE,
+            }
         )
     except ValidationError as exc:
         return render(request, "contacts.html", {**context, "result": None, "errors": field_errors(exc)}, status=422)
