@@ -13,7 +13,8 @@ from vpx.db import Base, BigIntPK, UtcDateTime
 
 class Suppression(Base):
     __tablename__ = "suppressions"
-    __table_args__ = (UniqueConstraint("kind", "value"),)
+    # created_at: the worker's sweep reads the entries of the last few minutes (vpx.suppression.sweep).
+    __table_args__ = (UniqueConstraint("kind", "value"), Index(None, "created_at"))
 
     id: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
     # contact (value = ct_…), phone (E.164) or email (lower case)

@@ -7,7 +7,9 @@ Merging moves everything that points at the newer contact (provenance, registry 
 decision-makers, signals, reveals, auto-buy purchases, research activity, companies) to the kept one,
 fills the kept contact's empty fields, adds the other's phone, domain and identifiers to its own (so
 later records carrying either agree with it), and takes the other out of search and reveal
-(``status = merged``). Dismissing records the operator's answer: the pair is never listed again.
+(``status = merged``). Buyers of either who now hold a suppressed contact they were not told of
+are told, as a new suppression entry tells its buyers. Dismissing records the operator's answer:
+the pair is never listed again.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from vpx.models import (
 )
 from vpx.registries.resolution import Target
 from vpx.signals.classification import higher_level
+from vpx.suppression import service as suppression_service
 
 STATUSES = ("open", "merged", "dismissed")
 # Contact fields a merge fills in the kept contact when they are empty there.
@@ -254,6 +257,10 @@ async def merge(
     if kept_id != pair.contact_id:
         pair.contact_id, pair.other_contact_id = kept_id, gone_id
     await _repoint_pairs(session, kept_id, gone_id, pair.id)
+    # D15: the kept contact's buyers now include the other's, and its entries may too (the other's
+    # entry copied, or an entry on a phone or email it took over): whoever now holds a reveal of a
+    # suppressed contact without having been told is told, as a new entry tells its buyers.
+    await suppression_service.tell_buyers_of(session, kept, now=now)
     return _merged_view(public_id, pair)
 
 

@@ -5,7 +5,10 @@ crash loses none of it (D26) and a rollback sends nothing.
 
 A notice carries the contact, the reason's class and when the entry was made; never the entry's
 note. One per account and contact: a second entry covering a contact already noticed (its phone after
-its email, say) tells nobody again.
+its email, say) tells nobody again. So announcing an entry again writes only what is missing: the
+worker's sweep does, for a reveal that read the list before the entry committed and charged after the
+entry read its buyers (vpx.suppression.sweep), and so does a merge of two contacts, for the buyers and
+entries the kept contact took over (vpx.suppression.service.tell_buyers_of).
 
 Notice ids order the feed, newest first, so they are handed out in commit order: writers take one
 lock, held until commit (PostgreSQL; SQLite's write transaction holds the whole database), and a

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import and_, or_, select
+from sqlalchemy import ColumnElement, and_, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.contacts.normalise import email_key, phone_e164
@@ -24,6 +24,7 @@ __all__ = [
     "find_suppression",
     "normalise_value",
     "record_hit",
+    "tell_buyers_of",
 ]
 
 
@@ -33,14 +34,31 @@ class SuppressionKind(StrEnum):
     email = "email"
 
 
-async def find_suppression(session: AsyncSession, contact: Contact) -> Suppression | None:
-    """The first suppression entry that covers the contact, by its id, phone or email."""
+def _covering_contact(contact: Contact) -> ColumnElement[bool]:
+    """The condition on entries that cover the contact, by its id, phone or email."""
     conditions = [and_(Suppression.kind == "contact", Suppression.value == public_number_id("ct", contact.id))]
     if contact.phone:
         conditions.append(and_(Suppression.kind == "phone", Suppression.value == contact.phone))
     if contact.email:
         conditions.append(and_(Suppression.kind == "email", Suppression.value == contact.email.lower()))
-    return await session.scalar(select(Suppression).where(or_(*conditions)).order_by(Suppression.id).limit(1))
+    return or_(*conditions)
+
+
+async def find_suppression(session: AsyncSession, contact: Contact) -> Suppression | None:
+    """The first suppression entry that covers the contact, by its id, phone or email."""
+    return await session.scalar(select(Suppression).where(_covering_contact(contact)).order_by(Suppression.id).limit(1))
+
+
+async def tell_buyers_of(session: AsyncSession, contact: Contact, *, now: datetime) -> int:
+    """Each entry that covers the contact announced again, after a change that gave the contact
+    buyers or entries it did not have (a merge of two contacts): buyers not told yet are, nobody
+    twice (vpx.suppression.notices). Returns how many accounts-and-contacts were told."""
+    await session.flush()
+    entries = select(Suppression).where(_covering_contact(contact)).order_by(Suppression.id)
+    told = 0
+    for entry in list(await session.scalars(entries)):
+        told += await notices.announce_suppression(session, entry, now=now)
+    return told
 
 
 async def record_hit(

@@ -31,6 +31,7 @@ from vpx.secrets import SecretBox, load_box
 from vpx.sequences import replies as sequence_replies
 from vpx.sequences import sending as sequence_sending
 from vpx.sources import runner as source_runner
+from vpx.suppression import sweep as suppression_sweep
 from vpx.visitors import service as visitor_service
 from vpx.webhooks.addresses import Resolver, system_resolver
 from vpx.webhooks.outbox import NOTIFY_CHANNEL
@@ -74,6 +75,7 @@ class Worker:
         self.worker_id = worker_id or default_worker_id()
         self.max_in_flight = max_in_flight
         self._purged_at: datetime | None = None
+        self._swept_at: datetime | None = None
         self.in_flight = 0
         self.stopping = asyncio.Event()
         self.in_server = False  # set by InProcessWorker: shown in /readyz and `vpx status`
@@ -102,6 +104,7 @@ class Worker:
                 asyncio.create_task(self._loop("sources", self._source_runs)),
                 asyncio.create_task(self._loop("email_checks", self.email_checks.run_round)),
                 asyncio.create_task(self._loop("refunds", self._bounce_reviews)),
+                asyncio.create_task(self._loop("suppressions", self._suppression_sweep)),
                 asyncio.create_task(self._heartbeat()),
             ]
             if not self.database.is_sqlite:
@@ -224,6 +227,16 @@ class Worker:
     async def _bounce_reviews(self) -> int:
         """Hard bounces the sequences saw, under the refund rules (vpx.quality.bounces)."""
         return await quality_bounces.review_pending(self.database, settings=self.settings, clock=self.clock)
+
+    async def _suppression_sweep(self) -> int:
+        """Buyers whose reveal raced a new suppression entry, told late (vpx.suppression.sweep), every
+        few seconds."""
+        now = self.clock.now()
+        if self._swept_at is not None and now - self._swept_at < suppression_sweep.EVERY:
+            return 0
+        self._swept_at = now
+        await suppression_sweep.sweep_recent(self.database, now=now)
+        return 0  # swept on its interval, never in a tight loop
 
     async def _loop(self, name: str, one_round: Callable[[], Awaitable[int]]) -> None:
         woken = wakeup.register()
