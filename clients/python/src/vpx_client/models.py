@@ -265,6 +265,18 @@ class BatchRevealRequest(ApiModel):
     ] = None
 
 
+class BounceRate(ApiModel):
+    bounced: Annotated[int, Field(title="Bounced")]
+    emails: Annotated[int, Field(description="Contacts with an email.", title="Emails")]
+    rate: Annotated[
+        Decimal,
+        Field(
+            description="bounced / emails, 0–1 (0 when there are no emails).",
+            title="Rate",
+        ),
+    ]
+
+
 class Company(ApiModel):
     """
     A preview of the business (a reveal shows the rest).
@@ -298,6 +310,20 @@ class CompanyList(ApiModel):
 class ContactPreview(ApiModel):
     business_name: Annotated[str, Field(title="Business Name")]
     city: Annotated[str, Field(title="City")]
+    email_deliverable: Annotated[
+        bool,
+        Field(
+            description="Whether mail to that address can be expected to arrive: its domain has a mail exchanger and no sequence saw the address bounce for good. False without an email or while it is not checked yet.",
+            title="Email Deliverable",
+        ),
+    ]
+    has_email: Annotated[
+        bool,
+        Field(
+            description="Whether the contact has an email address; the address comes with a reveal.",
+            title="Has Email",
+        ),
+    ]
     id: Annotated[
         str,
         Field(
@@ -319,6 +345,38 @@ class ContactPreview(ApiModel):
     ]
     state: Annotated[
         str, Field(description="Two-letter USPS state code.", title="State")
+    ]
+
+
+class ContactReportView(ApiModel):
+    """
+    A report as its author sees it.
+    """
+
+    contact_id: Annotated[str, Field(examples=["ct_1042"], title="Contact Id")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    credits_refunded: Annotated[
+        Decimal,
+        Field(
+            description="What this field's refund gave back for your reveal (0 until the report is confirmed). The same amount is a `refund` entry of your ledger whose reference is the contact.",
+            title="Credits Refunded",
+        ),
+    ]
+    field: Annotated[
+        Literal["phone", "email", "website", "address"], Field(title="Field")
+    ]
+    id: Annotated[str, Field(examples=["rpt_17"], title="Id")]
+    note: Annotated[str | None, Field(title="Note")]
+    problem: Annotated[
+        Literal["wrong", "disconnected", "closed_business"], Field(title="Problem")
+    ]
+    resolved_at: Annotated[AwareDatetime | None, Field(title="Resolved At")]
+    status: Annotated[
+        Literal["open", "confirmed", "dismissed"],
+        Field(
+            description="open (waiting for a second buyer's report, a bounce or the operator), confirmed (the field was found bad; you were refunded) or dismissed (the operator found the field right).",
+            title="Status",
+        ),
     ]
 
 
@@ -404,6 +462,25 @@ class ContributionPage(ApiModel):
     contributions: Annotated[list[Contribution], Field(title="Contributions")]
     limit: Annotated[int, Field(title="Limit")]
     next_cursor: Annotated[str | None, Field(title="Next Cursor")]
+
+
+class DayBounceRate(ApiModel):
+    bounced: Annotated[int, Field(title="Bounced")]
+    emails: Annotated[int, Field(description="Contacts with an email.", title="Emails")]
+    imported_on: Annotated[
+        date,
+        Field(
+            description="The UTC day the records entered the catalogue.",
+            title="Imported On",
+        ),
+    ]
+    rate: Annotated[
+        Decimal,
+        Field(
+            description="bounced / emails, 0–1 (0 when there are no emails).",
+            title="Rate",
+        ),
+    ]
 
 
 class DecisionMakerSource(ApiModel):
@@ -1157,6 +1234,14 @@ class MonthEarnings(ApiModel):
     paid_reveals: Annotated[int, Field(title="Paid Reveals")]
 
 
+class MonthRefunds(ApiModel):
+    count: Annotated[int, Field(title="Count")]
+    credits: Annotated[
+        Decimal, Field(description="Credits, exact to 1/10,000.", title="Credits")
+    ]
+    month: Annotated[str, Field(examples=["2026-11"], title="Month")]
+
+
 class PreviousValue(ApiModel):
     """
     A value a refresh replaced, with where it came from.
@@ -1276,6 +1361,95 @@ class ProviderKeyView(ApiModel):
         ),
     ]
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
+
+
+class ReportActionView(ApiModel):
+    action: Annotated[
+        Literal["opened", "confirmed", "dismissed"], Field(title="Action")
+    ]
+    actor: Annotated[
+        str,
+        Field(
+            description="`account:<id>` (the reporter), `rule:two_accounts`, `rule:bounce`, `rule:field_bad` (a rule decided), or the operator: `cli:<user>` or `admin:<token name>`.",
+            title="Actor",
+        ),
+    ]
+    at: Annotated[AwareDatetime, Field(title="At")]
+    note: Annotated[str | None, Field(title="Note")]
+
+
+class ReportCounts(ApiModel):
+    confirmed: Annotated[int, Field(title="Confirmed")]
+    dismissed: Annotated[int, Field(title="Dismissed")]
+    open: Annotated[int, Field(title="Open")]
+    opened: Annotated[
+        int,
+        Field(description="Every report made, whatever became of it.", title="Opened"),
+    ]
+
+
+Note = TypeAliasType(
+    "Note",
+    Annotated[
+        str,
+        Field(
+            description="Why, kept in the report's trail.",
+            max_length=500,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Note",
+        ),
+    ],
+)
+
+
+class ReportDecision(ApiModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    note: Annotated[
+        Note | None, Field(description="Why, kept in the report's trail.", title="Note")
+    ] = None
+
+
+Note1 = TypeAliasType(
+    "Note1",
+    Annotated[
+        str,
+        Field(
+            description="Optional details for the operator; kept with the report, never shown to other accounts.",
+            max_length=500,
+            pattern="^[^\\u0000-\\u0008\\u000B-\\u001F\\u007F]*$",
+            title="Note",
+        ),
+    ],
+)
+
+
+class ReportRequest(ApiModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    field: Annotated[
+        Literal["phone", "email", "website", "address"],
+        Field(
+            description="The field that is wrong: phone, email, website or address.",
+            title="Field",
+        ),
+    ]
+    note: Annotated[
+        Note1 | None,
+        Field(
+            description="Optional details for the operator; kept with the report, never shown to other accounts.",
+            title="Note",
+        ),
+    ] = None
+    problem: Annotated[
+        Literal["wrong", "disconnected", "closed_business"],
+        Field(
+            description="What is wrong with it: wrong (not this business's), disconnected (no longer in service), closed_business (the business has closed).",
+            title="Problem",
+        ),
+    ]
 
 
 class RevealRequest(ApiModel):
@@ -1533,6 +1707,66 @@ class RuleView(ApiModel):
     updated_at: Annotated[AwareDatetime, Field(title="Updated At")]
 
 
+class RunError(ApiModel):
+    code: Annotated[
+        str,
+        Field(
+            description="Stable snake_case: `rate_limited`, `server_error`, `unexpected_layout`, …",
+            title="Code",
+        ),
+    ]
+    message: Annotated[str, Field(title="Message")]
+
+
+class RunFile(ApiModel):
+    created: Annotated[int, Field(title="Created")]
+    deactivated: Annotated[int, Field(title="Deactivated")]
+    duplicates: Annotated[int, Field(title="Duplicates")]
+    file_date: Annotated[str | None, Field(title="File Date")]
+    ingested: Annotated[int, Field(title="Ingested")]
+    name: Annotated[str, Field(title="Name")]
+    note: Annotated[str | None, Field(title="Note")]
+    rows_read: Annotated[int, Field(title="Rows Read")]
+    skipped: Annotated[dict[str, int], Field(title="Skipped")]
+    status: Annotated[
+        str,
+        Field(description="`applied`, `not_modified` or `skipped`.", title="Status"),
+    ]
+    unchanged: Annotated[int, Field(title="Unchanged")]
+    updated: Annotated[int, Field(title="Updated")]
+    url: Annotated[str | None, Field(title="Url")]
+
+
+class RunReport(ApiModel):
+    bytes_downloaded: Annotated[int, Field(title="Bytes Downloaded")]
+    created: Annotated[int, Field(title="Created")]
+    deactivated: Annotated[int, Field(title="Deactivated")]
+    duplicates: Annotated[int, Field(title="Duplicates")]
+    error: RunError | None
+    files: Annotated[list[RunFile], Field(title="Files")]
+    finished_at: Annotated[AwareDatetime | None, Field(title="Finished At")]
+    ingested: Annotated[
+        int, Field(description="Signals ingested (permit sources).", title="Ingested")
+    ]
+    kind: Annotated[str, Field(title="Kind")]
+    newest_record_at: Annotated[AwareDatetime | None, Field(title="Newest Record At")]
+    requests: Annotated[
+        int,
+        Field(
+            description="HTTP requests the run made (an unchanged source: one).",
+            title="Requests",
+        ),
+    ]
+    rows_read: Annotated[int, Field(title="Rows Read")]
+    seconds: Annotated[Decimal | None, Field(title="Seconds")]
+    skipped: Annotated[dict[str, int], Field(title="Skipped")]
+    source: Annotated[str, Field(title="Source")]
+    started_at: Annotated[AwareDatetime | None, Field(title="Started At")]
+    status: Annotated[Literal["ok", "not_modified", "failed"], Field(title="Status")]
+    unchanged: Annotated[int, Field(title="Unchanged")]
+    updated: Annotated[int, Field(title="Updated")]
+
+
 City = TypeAliasType(
     "City",
     Annotated[
@@ -1610,6 +1844,13 @@ class SearchBody(ApiModel):
         extra="forbid",
     )
     city: Annotated[City | None, Field(title="City")] = None
+    email_status: Annotated[
+        Literal["unknown", "valid_syntax", "invalid_syntax", "no_mx", "mx_found", "bounced"] | None,
+        Field(
+            description="Only contacts whose email has this status, such as `mx_found` (see `email_status` of a revealed contact); contacts without an email have none.",
+            title="Email Status",
+        ),
+    ] = None
     industry: Annotated[
         Literal["accounting", "advertising-marketing", "agriculture", "automotive", "aviation-aerospace", "banking", "beauty-personal-care", "biotech-pharma", "construction", "consulting", "cybersecurity", "dental", "ecommerce", "education", "energy-utilities", "engineering", "entertainment-media", "environmental-services", "financial-services", "fitness-wellness", "food-beverage", "government", "healthcare", "home-services", "hospitality", "hr-staffing", "insurance", "it-services", "legal", "logistics-transportation", "manufacturing", "medical-devices", "mental-health", "nonprofit", "pet-services", "real-estate", "restaurants", "retail", "saas", "security-services", "senior-care", "solar", "telecommunications", "travel", "veterinary", "wholesale-distribution"] | None,
         Field(title="Industry"),
@@ -2010,10 +2251,191 @@ class SkippedEvent(ApiModel):
     ]
 
 
+class SourceBounceRate(ApiModel):
+    bounced: Annotated[int, Field(title="Bounced")]
+    emails: Annotated[int, Field(description="Contacts with an email.", title="Emails")]
+    rate: Annotated[
+        Decimal,
+        Field(
+            description="bounced / emails, 0–1 (0 when there are no emails).",
+            title="Rate",
+        ),
+    ]
+    source: Annotated[
+        str,
+        Field(
+            description="The registry a contact came from (`contributed` for contributions).",
+            title="Source",
+        ),
+    ]
+
+
+Every = TypeAliasType(
+    "Every",
+    Annotated[
+        str,
+        Field(
+            description="`30m`, `6h`, `1d`, `1w`…, at least `1m`; default: the kind's.",
+            max_length=10,
+            title="Every",
+        ),
+    ],
+)
+
+
+Mapping = TypeAliasType(
+    "Mapping",
+    Annotated[
+        str,
+        Field(
+            description="A permit mapping (TOML text), as `vpx signals import permits --mapping` reads it.",
+            max_length=65536,
+            title="Mapping",
+        ),
+    ],
+)
+
+
+MappingName = TypeAliasType(
+    "MappingName",
+    Annotated[
+        str,
+        Field(
+            description="The mapping's name (its file's name without .toml); default: the source's name.",
+            max_length=100,
+            title="Mapping Name",
+        ),
+    ],
+)
+
+
+class SourceCreate(ApiModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    every: Annotated[
+        Every | None,
+        Field(
+            description="`30m`, `6h`, `1d`, `1w`…, at least `1m`; default: the kind's.",
+            title="Every",
+        ),
+    ] = None
+    kind: Annotated[
+        str,
+        Field(
+            description="`nppes`, `nucc`, `cslb`, `edgar-daily`, `permits-csv`, `permits-socrata` or `permits-arcgis`.",
+            examples=["nppes"],
+            max_length=40,
+            title="Kind",
+        ),
+    ]
+    mapping: Annotated[
+        Mapping | None,
+        Field(
+            description="A permit mapping (TOML text), as `vpx signals import permits --mapping` reads it.",
+            title="Mapping",
+        ),
+    ] = None
+    mapping_name: Annotated[
+        MappingName | None,
+        Field(
+            description="The mapping's name (its file's name without .toml); default: the source's name.",
+            title="Mapping Name",
+        ),
+    ] = None
+    name: Annotated[
+        str,
+        Field(
+            description="1-63 lower-case letters, digits, `-` or `_`.",
+            examples=["nppes"],
+            max_length=63,
+            min_length=1,
+            title="Name",
+        ),
+    ]
+    options: Annotated[
+        dict[str, str] | None,
+        Field(
+            description="The kind's options; secret ones are never shown back.",
+            max_length=50,
+            title="Options",
+        ),
+    ] = None
+    url: Annotated[
+        str,
+        Field(
+            description="Where the publisher publishes; loopback and private addresses are allowed.",
+            examples=["https://download.cms.gov/nppes/NPI_Files.html"],
+            max_length=2000,
+            min_length=1,
+            title="Url",
+        ),
+    ]
+
+
 class SourceRef(ApiModel):
     file_date: Annotated[date | None, Field(title="File Date")]
     record_id: Annotated[str, Field(title="Record Id")]
     registry: Annotated[str, Field(title="Registry")]
+
+
+class SourceTotals(ApiModel):
+    rows_created: Annotated[int, Field(title="Rows Created")]
+    rows_deactivated: Annotated[int, Field(title="Rows Deactivated")]
+    rows_updated: Annotated[int, Field(title="Rows Updated")]
+    runs_failed: Annotated[int, Field(title="Runs Failed")]
+    runs_not_modified: Annotated[int, Field(title="Runs Not Modified")]
+    runs_ok: Annotated[int, Field(title="Runs Ok")]
+
+
+class StatusShare(ApiModel):
+    count: Annotated[int, Field(title="Count")]
+    share: Annotated[
+        Decimal,
+        Field(description="Of all emails in the catalogue, 0–1.", title="Share"),
+    ]
+    status: Annotated[str, Field(title="Status")]
+
+
+class SuppressedContact(ApiModel):
+    contact_id: Annotated[
+        str,
+        Field(
+            description="The contact, `ct_…`: delete your copies of it.",
+            examples=["ct_1042"],
+            title="Contact Id",
+        ),
+    ]
+    reason: Annotated[
+        Literal["opt_out", "do_not_contact", "fcra", "unsubscribed"],
+        Field(
+            description="Why, as a class: opt_out (the person asked), do_not_contact, fcra (regulated data), unsubscribed (from a sequence email, where the operator makes that apply to every account).",
+            title="Reason",
+        ),
+    ]
+    suppressed_at: Annotated[
+        AwareDatetime,
+        Field(
+            description="When it was put on the suppression list.",
+            title="Suppressed At",
+        ),
+    ]
+
+
+class SuppressionFeed(ApiModel):
+    """
+    Newest first; pass ``next_cursor`` as ``cursor`` for the next page (null at the end).
+    """
+
+    limit: Annotated[int, Field(title="Limit")]
+    next_cursor: Annotated[
+        str | None,
+        Field(
+            description="Pass as `cursor` for the next page; null at the end.",
+            title="Next Cursor",
+        ),
+    ]
+    suppressions: Annotated[list[SuppressedContact], Field(title="Suppressions")]
 
 
 class SuspendRequest(ApiModel):
@@ -2076,7 +2498,7 @@ class WebhookCreate(ApiModel):
         ),
     ] = ""
     events: Annotated[
-        list[Literal["contact.revealed", "batch_reveal.completed", "signal.created", "auto_buy.purchased", "enrichment.completed", "visitor.identified", "sequence.step_sent", "sequence.replied", "sequence.bounced", "sequence.unsubscribed", "sequence.finished"]],
+        list[Literal["contact.revealed", "batch_reveal.completed", "signal.created", "auto_buy.purchased", "enrichment.completed", "visitor.identified", "sequence.step_sent", "sequence.replied", "sequence.bounced", "sequence.unsubscribed", "sequence.finished", "contact.suppressed", "contact.corrected"]],
         Field(max_length=20, min_length=1, title="Events"),
     ]
     signal_filter: Annotated[
@@ -2138,7 +2560,7 @@ Description = TypeAliasType(
 Events = TypeAliasType(
     "Events",
     Annotated[
-        list[Literal["contact.revealed", "batch_reveal.completed", "signal.created", "auto_buy.purchased", "enrichment.completed", "visitor.identified", "sequence.step_sent", "sequence.replied", "sequence.bounced", "sequence.unsubscribed", "sequence.finished"]],
+        list[Literal["contact.revealed", "batch_reveal.completed", "signal.created", "auto_buy.purchased", "enrichment.completed", "visitor.identified", "sequence.step_sent", "sequence.replied", "sequence.bounced", "sequence.unsubscribed", "sequence.finished", "contact.suppressed", "contact.corrected"]],
         Field(max_length=20, min_length=1, title="Events"),
     ],
 )
@@ -2200,6 +2622,61 @@ class AccountView(ApiModel):
         Field(description="Start of the next UTC month.", title="Next Free Reset"),
     ]
     plan: Annotated[str, Field(title="Plan")]
+
+
+class AdminReport(ApiModel):
+    """
+    A report as the operator sees it: its author, the value reported, and its trail.
+    """
+
+    account_id: Annotated[str, Field(title="Account Id")]
+    business_name: Annotated[str, Field(title="Business Name")]
+    contact_id: Annotated[str, Field(examples=["ct_1042"], title="Contact Id")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    credits_refunded: Annotated[
+        Decimal,
+        Field(
+            description="What this field's refund gave back for your reveal (0 until the report is confirmed). The same amount is a `refund` entry of your ledger whose reference is the contact.",
+            title="Credits Refunded",
+        ),
+    ]
+    current: Annotated[
+        bool,
+        Field(
+            description="Whether that is still the contact's value.", title="Current"
+        ),
+    ]
+    field: Annotated[
+        Literal["phone", "email", "website", "address"], Field(title="Field")
+    ]
+    history: Annotated[list[ReportActionView], Field(title="History")]
+    id: Annotated[str, Field(examples=["rpt_17"], title="Id")]
+    note: Annotated[str | None, Field(title="Note")]
+    problem: Annotated[
+        Literal["wrong", "disconnected", "closed_business"], Field(title="Problem")
+    ]
+    resolved_at: Annotated[AwareDatetime | None, Field(title="Resolved At")]
+    status: Annotated[
+        Literal["open", "confirmed", "dismissed"],
+        Field(
+            description="open (waiting for a second buyer's report, a bounce or the operator), confirmed (the field was found bad; you were refunded) or dismissed (the operator found the field right).",
+            title="Status",
+        ),
+    ]
+    value: Annotated[
+        str, Field(description="The field's value when it was reported.", title="Value")
+    ]
+
+
+class AdminReportList(ApiModel):
+    next_after: Annotated[
+        str | None,
+        Field(
+            description="Pass as `after` for the next page; null at the end.",
+            title="Next After",
+        ),
+    ]
+    reports: Annotated[list[AdminReport], Field(title="Reports")]
 
 
 class Attempt(ApiModel):
@@ -2564,6 +3041,29 @@ class PurchaseView(ApiModel):
     signal_id: Annotated[str, Field(title="Signal Id")]
 
 
+class QualityFigures(ApiModel):
+    """
+    The catalogue's data quality, for operators.
+    """
+
+    bad_fields: Annotated[
+        dict[str, int],
+        Field(description="Values found bad, by field.", title="Bad Fields"),
+    ]
+    bounce_rate: BounceRate
+    bounce_rate_by_import_date: Annotated[
+        list[DayBounceRate], Field(title="Bounce Rate By Import Date")
+    ]
+    bounce_rate_by_source: Annotated[
+        list[SourceBounceRate], Field(title="Bounce Rate By Source")
+    ]
+    email_status: Annotated[list[StatusShare], Field(title="Email Status")]
+    emails: Annotated[int, Field(description="Contacts with an email.", title="Emails")]
+    generated_at: Annotated[AwareDatetime, Field(title="Generated At")]
+    refunds_by_month: Annotated[list[MonthRefunds], Field(title="Refunds By Month")]
+    reports: ReportCounts
+
+
 class RevealedContact(ApiModel):
     address: Address
     business_name: Annotated[str, Field(title="Business Name")]
@@ -2580,6 +3080,27 @@ class RevealedContact(ApiModel):
         Field(description="Credits, exact to 1/10,000.", title="Credits Remaining"),
     ]
     email: Annotated[str | None, Field(title="Email")]
+    email_checked_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            description="When `email_status` was last worked out; null before.",
+            title="Email Checked At",
+        ),
+    ]
+    email_flags: Annotated[
+        list[Literal["disposable", "role"]],
+        Field(
+            description="`disposable`: the domain gives out throwaway addresses; `role`: the address names a function (info@, sales@, support@…), not a person. Empty when neither, or without an email.",
+            title="Email Flags",
+        ),
+    ]
+    email_status: Annotated[
+        Literal["unknown", "valid_syntax", "invalid_syntax", "no_mx", "mx_found", "bounced"] | None,
+        Field(
+            description="What is known of the email's deliverability (null without an email): `unknown` not checked yet, or its domain's look-up timed out; `valid_syntax` well formed, its domain not looked up yet; `invalid_syntax` not a well-formed address; `no_mx` its domain takes no mail (no mail exchanger, a null MX, or no such domain); `mx_found` its domain has a mail exchanger; `bounced` an email to it bounced for good in a sequence of any account. No mail server is ever contacted to find out.",
+            title="Email Status",
+        ),
+    ]
     id: Annotated[str, Field(title="Id")]
     industry: Annotated[str, Field(title="Industry")]
     license: License
@@ -2637,6 +3158,123 @@ class SiteList(ApiModel):
         ),
     ] = None
     sites: Annotated[list[SiteView], Field(title="Sites")]
+
+
+class Source(ApiModel):
+    age_seconds: Annotated[
+        Decimal | None,
+        Field(description="Seconds since the last success.", title="Age Seconds"),
+    ]
+    consecutive_failures: Annotated[int, Field(title="Consecutive Failures")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    every: Annotated[
+        str, Field(description="The interval: `30m`, `6h`, `1d`, `1w`.", title="Every")
+    ]
+    kind: Annotated[str, Field(title="Kind")]
+    last_error: Annotated[str | None, Field(title="Last Error")]
+    last_run: RunReport | None
+    last_success_at: Annotated[AwareDatetime | None, Field(title="Last Success At")]
+    mapping: Annotated[
+        str | None,
+        Field(description="The mapping's name (permit sources).", title="Mapping"),
+    ]
+    name: Annotated[str, Field(title="Name")]
+    newest_record_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            description="The newest record's own date: a registry file's publication day, a permit's date.",
+            title="Newest Record At",
+        ),
+    ]
+    next_run_at: Annotated[
+        AwareDatetime | None,
+        Field(description="Null while paused.", title="Next Run At"),
+    ]
+    options: Annotated[
+        dict[str, str],
+        Field(description="Secret options are shown as `(secret)`.", title="Options"),
+    ]
+    run_requested: Annotated[bool, Field(title="Run Requested")]
+    running: Annotated[bool, Field(description="A run holds it now.", title="Running")]
+    stale: Annotated[
+        bool,
+        Field(
+            description="Its last success (or its addition) is older than twice its interval.",
+            title="Stale",
+        ),
+    ]
+    state: Annotated[
+        Literal["active", "paused", "failing"],
+        Field(
+            description="`failing` from a failed run until the next success.",
+            title="State",
+        ),
+    ]
+    totals: SourceTotals
+    url: Annotated[
+        str, Field(description="A password in it is shown as `***`.", title="Url")
+    ]
+
+
+class SourceList(ApiModel):
+    sources: Annotated[list[Source], Field(title="Sources")]
+
+
+class SourceRemoved(ApiModel):
+    age_seconds: Annotated[
+        Decimal | None,
+        Field(description="Seconds since the last success.", title="Age Seconds"),
+    ]
+    consecutive_failures: Annotated[int, Field(title="Consecutive Failures")]
+    created_at: Annotated[AwareDatetime, Field(title="Created At")]
+    every: Annotated[
+        str, Field(description="The interval: `30m`, `6h`, `1d`, `1w`.", title="Every")
+    ]
+    kind: Annotated[str, Field(title="Kind")]
+    last_error: Annotated[str | None, Field(title="Last Error")]
+    last_run: RunReport | None
+    last_success_at: Annotated[AwareDatetime | None, Field(title="Last Success At")]
+    mapping: Annotated[
+        str | None,
+        Field(description="The mapping's name (permit sources).", title="Mapping"),
+    ]
+    name: Annotated[str, Field(title="Name")]
+    newest_record_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            description="The newest record's own date: a registry file's publication day, a permit's date.",
+            title="Newest Record At",
+        ),
+    ]
+    next_run_at: Annotated[
+        AwareDatetime | None,
+        Field(description="Null while paused.", title="Next Run At"),
+    ]
+    options: Annotated[
+        dict[str, str],
+        Field(description="Secret options are shown as `(secret)`.", title="Options"),
+    ]
+    removed: Annotated[bool | None, Field(title="Removed")] = True
+    run_requested: Annotated[bool, Field(title="Run Requested")]
+    running: Annotated[bool, Field(description="A run holds it now.", title="Running")]
+    stale: Annotated[
+        bool,
+        Field(
+            description="Its last success (or its addition) is older than twice its interval.",
+            title="Stale",
+        ),
+    ]
+    state: Annotated[
+        Literal["active", "paused", "failing"],
+        Field(
+            description="`failing` from a failed run until the next success.",
+            title="State",
+        ),
+    ]
+    totals: SourceTotals
+    url: Annotated[
+        str, Field(description="A password in it is shown as `***`.", title="Url")
+    ]
 
 
 class TaskStep(ApiModel):
@@ -2795,6 +3433,27 @@ class RevealedContactView(ApiModel):
         Field(description="Credits, exact to 1/10,000.", title="Credits Remaining"),
     ]
     email: Annotated[str | None, Field(title="Email")]
+    email_checked_at: Annotated[
+        AwareDatetime | None,
+        Field(
+            description="When `email_status` was last worked out; null before.",
+            title="Email Checked At",
+        ),
+    ]
+    email_flags: Annotated[
+        list[Literal["disposable", "role"]],
+        Field(
+            description="`disposable`: the domain gives out throwaway addresses; `role`: the address names a function (info@, sales@, support@…), not a person. Empty when neither, or without an email.",
+            title="Email Flags",
+        ),
+    ]
+    email_status: Annotated[
+        Literal["unknown", "valid_syntax", "invalid_syntax", "no_mx", "mx_found", "bounced"] | None,
+        Field(
+            description="What is known of the email's deliverability (null without an email): `unknown` not checked yet, or its domain's look-up timed out; `valid_syntax` well formed, its domain not looked up yet; `invalid_syntax` not a well-formed address; `no_mx` its domain takes no mail (no mail exchanger, a null MX, or no such domain); `mx_found` its domain has a mail exchanger; `bounced` an email to it bounced for good in a sequence of any account. No mail server is ever contacted to find out.",
+            title="Email Status",
+        ),
+    ]
     enrichment: Annotated[
         EnrichmentView | None,
         Field(
