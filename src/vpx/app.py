@@ -40,6 +40,7 @@ from vpx.mail.outbox import Outbox
 from vpx.mailboxes.router import router as mailbox_router
 from vpx.meta import router as meta_router
 from vpx.middleware import RequestContextMiddleware
+from vpx.operator_page.router import router as operator_page_router
 from vpx.publishers.router import contribute_router
 from vpx.publishers.router import router as publisher_router
 from vpx.quality.router import admin_router as quality_admin_router
@@ -187,6 +188,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(visitor_router)
     app.include_router(visitor_collect_router)
     install_dashboard(app)
+    app.include_router(operator_page_router)
     install_api_docs(app)
     app.add_api_route("/", root, methods=["GET"], include_in_schema=False)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
