@@ -18,7 +18,7 @@ CLIENT = Path(__file__).resolve().parents[1]
 SCRIPTS = CLIENT / "scripts"
 DOCUMENT = CLIENT.parents[1] / "openapi.json"
 GROUPS = ["contacts", "signals", "autobuy", "webhooks", "exports", "account", "publisher", "visitors", "sequences",
-          "mailboxes"]  # fmt: skip
+          "mailboxes", "suppressions"]  # fmt: skip
 
 
 def script(name: str) -> ModuleType:
@@ -75,10 +75,11 @@ def test_client_and_async_client_have_the_same_surface() -> None:
 def test_the_groups_have_the_calls_integrators_need() -> None:
     client = vpx_client.Client("vpx_ro_x")
     wanted = {
-        "contacts": {"search", "reveal", "batch_reveal", "get", "decision_makers", "enrich", "batch_enrich"},
+        "contacts": {"search", "reveal", "batch_reveal", "get", "report", "decision_makers", "enrich", "batch_enrich"},
         "signals": {"list", "iterate", "get", "purchase", "batch", "stream"},
         "account": {"balances", "ledger", "keys"},
         "exports": {"contacts", "signals"},
+        "suppressions": {"feed", "iterate_feed"},
     }
     for group, methods in wanted.items():
         assert methods <= _public_methods(getattr(client, group)).keys(), group

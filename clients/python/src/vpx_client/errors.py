@@ -171,6 +171,10 @@ class AccountSuspended(Forbidden):
     """`account_suspended`."""
 
 
+class NotRevealed(Forbidden):
+    """`not_revealed`: only an account that revealed the contact may report its fields."""
+
+
 class KeyLimitReached(Conflict):
     """`key_limit_reached`: the account already has its maximum of active keys."""
 
@@ -206,6 +210,7 @@ BY_CODE: dict[str, type[VpxError]] = {
     "insufficient_permission": PermissionDenied,
     "ip_not_allowed": IpNotAllowed,
     "account_suspended": AccountSuspended,
+    "not_revealed": NotRevealed,
     "not_found": NotFound,
     "method_not_allowed": MethodNotAllowed,
     "key_limit_reached": KeyLimitReached,

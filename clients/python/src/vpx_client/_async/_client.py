@@ -17,6 +17,7 @@ from vpx_client._async._exports import AsyncExports
 from vpx_client._async._publisher import AsyncPublisher
 from vpx_client._async._sequences import AsyncMailboxes, AsyncSequences
 from vpx_client._async._signals import AsyncSignals
+from vpx_client._async._suppressions import AsyncSuppressions
 from vpx_client._async._transport import AUTO, AsyncTransport, IdempotencyKey, RawResponse
 from vpx_client._async._visitors import AsyncVisitors
 from vpx_client._async._webhooks import AsyncWebhooks
@@ -71,6 +72,7 @@ class AsyncClient:
         self.visitors = AsyncVisitors(self._transport)
         self.sequences = AsyncSequences(self._transport)
         self.mailboxes = AsyncMailboxes(self._transport)
+        self.suppressions = AsyncSuppressions(self._transport)
 
     @property
     def base_url(self) -> str:

@@ -1,4 +1,4 @@
-"""`client.contacts`: search, reveal (single and batch), decision-makers, enrichment."""
+"""`client.contacts`: search, reveal (single and batch), reports of wrong fields, decision-makers, enrichment."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from vpx_client.models import (
     BatchRevealProgress,
     BatchRevealResult,
     ContactPreview,
+    ContactReportView,
     DecisionMakerList,
     EnrichmentView,
     EnrichResult,
@@ -41,13 +42,15 @@ class AsyncContacts:
         industry: str | None = None,
         specialty: str | None = None,
         license_type: str | None = None,
+        email_status: str | None = None,
         limit: int | None = None,
         offset: int | None = None,
     ) -> SearchResult:
-        """One page of free previews (D13), best matches first; typos and word prefixes match."""
+        """One page of free previews (D13), best matches first; typos and word prefixes match.
+        ``email_status`` keeps the contacts whose email has that status (`mx_found`, `bounced`, …)."""
         params = _policy.query(
             q=q, state=state, city=city, industry=industry, specialty=specialty,
-            license_type=license_type, limit=limit, offset=offset,
+            license_type=license_type, email_status=email_status, limit=limit, offset=offset,
         )  # fmt: skip
         return await self._t.call("GET", "/contacts/search", SearchResult, params=params)
 
@@ -60,6 +63,7 @@ class AsyncContacts:
         industry: str | None = None,
         specialty: str | None = None,
         license_type: str | None = None,
+        email_status: str | None = None,
         page_size: int = 100,
         offset: int = 0,
     ) -> AsyncIterator[ContactPreview]:
@@ -68,7 +72,7 @@ class AsyncContacts:
         async def page(at: int) -> SearchResult:
             return await self.search(
                 q, state=state, city=city, industry=industry, specialty=specialty,
-                license_type=license_type, limit=page_size, offset=at,
+                license_type=license_type, email_status=email_status, limit=page_size, offset=at,
             )  # fmt: skip
 
         return by_offset(page, lambda p: p.contacts, lambda p: p.total, lambda c: c.id, offset=offset)
@@ -84,6 +88,14 @@ class AsyncContacts:
         return await self._t.call(
             "POST", f"/contacts/{seg(contact_id)}/reveal", RevealedContact, idempotency_key=idempotency_key or AUTO
         )
+
+    async def report(self, contact_id: str, field: str, problem: str, *, note: str | None = None) -> ContactReportView:
+        """Reports a wrong ``field`` (phone, email, website, address) of a contact this account revealed:
+        ``problem`` is wrong, disconnected or closed_business. Once the field is found bad the reveal's
+        share for it is refunded (``credits_refunded``). One report per contact and field: sending it
+        again answers the first as it stands. `NotRevealed` when the account did not reveal the contact."""
+        body = _policy.body_of(None, {"field": field, "problem": problem, "note": note})
+        return await self._t.call("POST", f"/contacts/{seg(contact_id)}/report", ContactReportView, body=body)
 
     async def batch_reveal(
         self,

@@ -26,11 +26,13 @@ class AsyncExports:
         industry: str | None = None,
         specialty: str | None = None,
         license_type: str | None = None,
+        email_status: str | None = None,
     ) -> ExportResult:
         """The account's revealed contacts (search filters apply) as CSV, written to ``destination``."""
         params = _policy.query(
-            q=q, state=state, city=city, industry=industry, specialty=specialty, license_type=license_type
-        )
+            q=q, state=state, city=city, industry=industry, specialty=specialty, license_type=license_type,
+            email_status=email_status,
+        )  # fmt: skip
         return await self._download("/exports/contacts.csv", params, destination)
 
     async def signals(

@@ -18,6 +18,7 @@ from vpx_client._blocking._exports import Exports
 from vpx_client._blocking._publisher import Publisher
 from vpx_client._blocking._sequences import Mailboxes, Sequences
 from vpx_client._blocking._signals import Signals
+from vpx_client._blocking._suppressions import Suppressions
 from vpx_client._blocking._transport import AUTO, IdempotencyKey, RawResponse, Transport
 from vpx_client._blocking._visitors import Visitors
 from vpx_client._blocking._webhooks import Webhooks
@@ -72,6 +73,7 @@ class Client:
         self.visitors = Visitors(self._transport)
         self.sequences = Sequences(self._transport)
         self.mailboxes = Mailboxes(self._transport)
+        self.suppressions = Suppressions(self._transport)
 
     @property
     def base_url(self) -> str:

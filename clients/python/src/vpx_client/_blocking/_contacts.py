@@ -1,5 +1,5 @@
 # Generated from the async client by clients/python/scripts/unasync.py. Do not edit: regenerate.
-"""`client.contacts`: search, reveal (single and batch), decision-makers, enrichment."""
+"""`client.contacts`: search, reveal (single and batch), reports of wrong fields, decision-makers, enrichment."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from vpx_client.models import (
     BatchRevealProgress,
     BatchRevealResult,
     ContactPreview,
+    ContactReportView,
     DecisionMakerList,
     EnrichmentView,
     EnrichResult,
@@ -42,13 +43,15 @@ class Contacts:
         industry: str | None = None,
         specialty: str | None = None,
         license_type: str | None = None,
+        email_status: str | None = None,
         limit: int | None = None,
         offset: int | None = None,
     ) -> SearchResult:
-        """One page of free previews (D13), best matches first; typos and word prefixes match."""
+        """One page of free previews (D13), best matches first; typos and word prefixes match.
+        ``email_status`` keeps the contacts whose email has that status (`mx_found`, `bounced`, …)."""
         params = _policy.query(
             q=q, state=state, city=city, industry=industry, specialty=specialty,
-            license_type=license_type, limit=limit, offset=offset,
+            license_type=license_type, email_status=email_status, limit=limit, offset=offset,
         )  # fmt: skip
         return self._t.call("GET", "/contacts/search", SearchResult, params=params)
 
@@ -61,6 +64,7 @@ class Contacts:
         industry: str | None = None,
         specialty: str | None = None,
         license_type: str | None = None,
+        email_status: str | None = None,
         page_size: int = 100,
         offset: int = 0,
     ) -> Iterator[ContactPreview]:
@@ -69,7 +73,7 @@ class Contacts:
         def page(at: int) -> SearchResult:
             return self.search(
                 q, state=state, city=city, industry=industry, specialty=specialty,
-                license_type=license_type, limit=page_size, offset=at,
+                license_type=license_type, email_status=email_status, limit=page_size, offset=at,
             )  # fmt: skip
 
         return by_offset(page, lambda p: p.contacts, lambda p: p.total, lambda c: c.id, offset=offset)
@@ -85,6 +89,14 @@ class Contacts:
         return self._t.call(
             "POST", f"/contacts/{seg(contact_id)}/reveal", RevealedContact, idempotency_key=idempotency_key or AUTO
         )
+
+    def report(self, contact_id: str, field: str, problem: str, *, note: str | None = None) -> ContactReportView:
+        """Reports a wrong ``field`` (phone, email, website, address) of a contact this account revealed:
+        ``problem`` is wrong, disconnected or closed_business. Once the field is found bad the reveal's
+        share for it is refunded (``credits_refunded``). One report per contact and field: sending it
+        again answers the first as it stands. `NotRevealed` when the account did not reveal the contact."""
+        body = _policy.body_of(None, {"field": field, "problem": problem, "note": note})
+        return self._t.call("POST", f"/contacts/{seg(contact_id)}/report", ContactReportView, body=body)
 
     def batch_reveal(
         self,

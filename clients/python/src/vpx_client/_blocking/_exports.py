@@ -27,11 +27,13 @@ class Exports:
         industry: str | None = None,
         specialty: str | None = None,
         license_type: str | None = None,
+        email_status: str | None = None,
     ) -> ExportResult:
         """The account's revealed contacts (search filters apply) as CSV, written to ``destination``."""
         params = _policy.query(
-            q=q, state=state, city=city, industry=industry, specialty=specialty, license_type=license_type
-        )
+            q=q, state=state, city=city, industry=industry, specialty=specialty, license_type=license_type,
+            email_status=email_status,
+        )  # fmt: skip
         return self._download("/exports/contacts.csv", params, destination)
 
     def signals(
