@@ -77,7 +77,7 @@ async def test_the_right_token_opens_the_page_with_sources_and_quality(
     cookie = next(c for c in cookie_headers(signed_in) if c.startswith(f"{sessions.SESSION_COOKIE}="))
     lowered = cookie.lower()
     assert "httponly" in lowered and "samesite=strict" in lowered and "path=/operator" in lowered
-    assert "secure" not in lowered  # the public URL is plain http here
+    assert "secure" in lowered  # as the dashboard's, unless plain HTTP is asked for
     assert ADMIN_TOKEN not in cookie
 
     page = await web.get("/operator")
@@ -179,12 +179,13 @@ async def test_a_session_expires_and_ends_when_its_token_changes(
         assert (await http.get("/operator")).status_code == 303
 
 
-async def test_secure_cookies_behind_an_https_public_url(make_app: Callable[..., Awaitable[FastAPI]]) -> None:
-    app = await make_app(admin_token=ADMIN_TOKEN, public_url="https://vpx.example")
+async def test_plain_http_setting_drops_only_secure(make_app: Callable[..., Awaitable[FastAPI]]) -> None:
+    app = await make_app(admin_token=ADMIN_TOKEN, dashboard_plain_http=True)
     async with browser(app) as http:
         signed_in = await sign_in(Browser(http), ADMIN_TOKEN)
     assert signed_in.status_code == 303
-    assert all("secure" in c.lower() for c in cookie_headers(signed_in) if c.startswith(sessions.SESSION_COOKIE))
+    cookies = [c.lower() for c in cookie_headers(signed_in) if c.startswith(sessions.SESSION_COOKIE)]
+    assert cookies and all("secure" not in c and "httponly" in c and "samesite=strict" in c for c in cookies)
 
 
 async def test_with_no_admin_token_operator_access_is_off(make_app: Callable[..., Awaitable[FastAPI]]) -> None:

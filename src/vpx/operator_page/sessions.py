@@ -9,7 +9,8 @@ a token ends its sessions, as rotating the secret keys ends all of them.
 Forms are protected like the dashboard's (vpx.dashboard.sessions): the sign-in form by a token that
 must match a cookie of its own (double submit), the signed-in form (sign-out) by the session's token;
 a form whose browser says it comes from another site is refused whatever it carries. The cookies are
-SameSite=Strict, HttpOnly, confined to /operator, and Secure when the service's public URL is https.
+SameSite=Strict, HttpOnly, confined to /operator, and Secure unless VPX_DASHBOARD_PLAIN_HTTP is set (as
+the dashboard's).
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ def _token_hash(box: SecretBox, token: str) -> str:
 
 
 def secure_cookies(settings: Settings) -> bool:
-    return settings.public_url.lower().startswith("https://")
+    """Secure, as the dashboard's cookies are, unless the operator serves plain HTTP on purpose
+    (VPX_DASHBOARD_PLAIN_HTTP, development)."""
+    return not settings.dashboard_plain_http
 
 
 def _cookie(response: Response, name: str, value: str, settings: Settings, max_age: int | None) -> None:
