@@ -20,7 +20,9 @@ def worker(
     worker_id: Annotated[str | None, typer.Option("--id", help="Name in leases and logs.")] = None,
     as_json: bool = JsonOption,
 ) -> None:
-    """Deliver webhooks and run batch reveals until stopped (SIGTERM or Ctrl-C finish the round in hand)."""
+    """Do the background work until stopped: webhooks, batch reveals and enrichments, sequences and
+    mailboxes, search changes, scheduled sources, email checks, refunds (SIGTERM or Ctrl-C finish the
+    round in hand)."""
     settings = get_settings()
     name = worker_id or default_worker_id()
     emit({"status": "working", "worker_id": name, "max_in_flight": in_flight}, as_json=as_json)
