@@ -91,6 +91,7 @@ OPAQUE_INPUTS = {
     "/api/v1/buyer/auto-buy/purchases",
     "/api/v1/buyer/auto-buy/rules",
     "/api/v1/keys",
+    "/api/v1/suppressions/feed",
     "/api/v1/visitors/visits",
     "/api/v1/visitors/sites",
 }
