@@ -4,6 +4,7 @@ most every 30 minutes, topic activity, reading visits and companies, the retenti
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from datetime import UTC, datetime, timedelta
@@ -21,7 +22,7 @@ from tests.factories import Factory
 from tests.visitors.dns_server import DnsServer
 from vpx.clock import FixedClock
 from vpx.config import Settings
-from vpx.models import TopicActivity, Visit, WebhookDelivery
+from vpx.models import TopicActivity, Visit, VisitorSite, WebhookDelivery
 from vpx.visitors import range_files
 from vpx.visitors import service as visitor_service
 from vpx.visitors.index import import_ranges
@@ -158,6 +159,26 @@ async def test_an_account_has_a_bounded_number_of_sites(
     deleted = await client.delete(f"/api/v1/visitors/sites/{kept[0]['id']}", headers=account.headers("full"))
     assert deleted.status_code == 204
     await site(client, account, domain="www.s3.example")
+
+
+async def test_sites_created_at_once_stay_within_the_cap(
+    client: httpx.AsyncClient, factory: Factory, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cap holds under concurrency: each creation counts after the others of its account committed.
+    monkeypatch.setattr(visitor_service, "MAX_SITES_PER_ACCOUNT", 3)
+    account = await factory.account()
+    answers = await asyncio.gather(
+        *(
+            client.post("/api/v1/visitors/sites", json={"domain": f"www.c{n}.example"}, headers=account.headers("full"))
+            for n in range(12)
+        )
+    )
+    assert sorted(a.status_code for a in answers) == [201] * 3 + [409] * 9, [a.text for a in answers]
+    async with app.state.database.read_sessions() as session:
+        kept = await session.scalar(
+            select(func.count()).select_from(VisitorSite).where(VisitorSite.account_id == account.id)
+        )
+    assert kept == 3
 
 
 # --- Identification ---

@@ -3,6 +3,7 @@ other domains use (enqueue_event with signal filters, D19/D22)."""
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 
 import httpx
@@ -243,3 +244,18 @@ async def test_a_rolled_back_event_is_never_delivered(
         )
         await session.rollback()
     assert await deliveries(app) == []
+
+
+async def test_webhooks_created_at_once_stay_within_the_cap(
+    client: httpx.AsyncClient, factory: Factory, receiver: Receiver, app: FastAPI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A cap holds under concurrency: each creation counts after the others of its account committed.
+    monkeypatch.setattr(webhook_service, "MAX_ENDPOINTS_PER_ACCOUNT", 3)
+    account = await factory.account()
+    body = {"url": receiver.url(), "events": ["signal.created"]}
+    answers = await asyncio.gather(
+        *(client.post("/api/v1/webhooks", json=body, headers=account.headers("full")) for _ in range(12))
+    )
+    assert sorted(a.status_code for a in answers) == [201] * 3 + [409] * 9, [a.text for a in answers]
+    listed = await client.get("/api/v1/webhooks", headers=account.headers("full"))
+    assert len(listed.json()["webhooks"]) == 3

@@ -15,13 +15,14 @@ from typing import Any
 from sqlalchemy import and_, delete, func, insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.accounts import caps
 from vpx.autobuy.schemas import PurchasePage, PurchaseView, RuleCreate, RuleUpdate, RuleView
 from vpx.config import Settings
 from vpx.contacts.service import contact_public_id
 from vpx.cursors import decode_cursor, decode_keyed_cursor, encode_cursor, encode_keyed_cursor
 from vpx.errors import Conflict, NotFound
 from vpx.ids import new_id, public_number_id
-from vpx.models import Account, AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Signal
+from vpx.models import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Signal
 from vpx.signals import service as signal_service
 
 PURCHASE_CURSOR = "abp"
@@ -87,9 +88,7 @@ async def write_keys(session: AsyncSession, rule: AutoBuyRule) -> None:
 
 async def create_rule(session: AsyncSession, *, account_id: str, body: RuleCreate, now: datetime) -> AutoBuyRule:
     """A new active rule; a 409 once the account has ``MAX_RULES_PER_ACCOUNT`` (deleted ones do not count)."""
-    if session.get_bind().dialect.name == "postgresql":
-        # Two creations at once count one after the other (SQLite runs one writer at a time anyway).
-        await session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
+    await caps.count_in_turn(session, account_id)  # two creations at once count one after the other
     count = await session.scalar(
         select(func.count())
         .select_from(AutoBuyRule)

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.accounts import caps
 from vpx.config import Settings
 from vpx.cursors import decode_keyed_cursor, encode_keyed_cursor
 from vpx.demo.account import is_demo_account
@@ -24,7 +25,7 @@ from vpx.mailboxes.imap import verify as imap_verify
 from vpx.mailboxes.schemas import MailboxCreate, MailboxUpdate, MailboxView
 from vpx.mailboxes.smtp import SmtpAccount, SmtpError
 from vpx.mailboxes.smtp import verify as smtp_verify
-from vpx.models import Account, Mailbox, Sequence, SequenceMessage
+from vpx.models import Mailbox, Sequence, SequenceMessage
 from vpx.secrets import SecretBox
 from vpx.webhooks.addresses import Resolver, checked_address
 
@@ -71,9 +72,7 @@ async def create_mailbox(
 ) -> Mailbox:
     demo = await is_demo_account(session, account_id) if settings.demo_mail_port is not None else False
     await check_host(body.smtp_host, body.smtp_port, field="smtp_host", settings=settings, resolver=resolver, demo=demo)
-    if session.get_bind().dialect.name == "postgresql":
-        # Two creations at once count one after the other (SQLite runs one writer at a time anyway).
-        await session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
+    await caps.count_in_turn(session, account_id)  # two creations at once count one after the other
     count = await session.scalar(select(func.count()).select_from(Mailbox).where(Mailbox.account_id == account_id))
     if (count or 0) >= MAX_MAILBOXES_PER_ACCOUNT:
         raise Conflict(

@@ -16,13 +16,13 @@ from typing import Any
 from sqlalchemy import and_, false, func, or_, select, tuple_, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.accounts import caps
 from vpx.contacts import service as contact_service
 from vpx.contacts.normalise import name_key
 from vpx.cursors import decode_keyed_cursor, encode_keyed_cursor
 from vpx.errors import Conflict, InvalidParameters, NotFound
 from vpx.ids import new_id, parse_number_id, public_number_id
 from vpx.models import (
-    Account,
     AccountUnsubscribe,
     Contact,
     DecisionMaker,
@@ -82,9 +82,7 @@ async def _mailbox(session: AsyncSession, account_id: str, mailbox_id: str) -> M
 async def create_sequence(session: AsyncSession, *, account_id: str, body: SequenceCreate, now: datetime) -> Sequence:
     """A new sequence; a 409 once the account has MAX_SEQUENCES_PER_ACCOUNT."""
     await _mailbox(session, account_id, body.mailbox_id)
-    if session.get_bind().dialect.name == "postgresql":
-        # Two creations at once count one after the other (SQLite runs one writer at a time anyway).
-        await session.execute(select(Account.id).where(Account.id == account_id).with_for_update())
+    await caps.count_in_turn(session, account_id)  # two creations at once count one after the other
     count = await session.scalar(select(func.count()).select_from(Sequence).where(Sequence.account_id == account_id))
     if (count or 0) >= MAX_SEQUENCES_PER_ACCOUNT:
         raise Conflict(

@@ -12,6 +12,7 @@ from sqlalchemy import and_, delete, func, or_, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.accounts import caps
 from vpx.cursors import decode_keyed_cursor, decode_pair_cursor, encode_keyed_cursor, encode_pair_cursor
 from vpx.errors import Conflict, NotFound
 from vpx.ids import new_id, public_number_id, random_base62
@@ -41,6 +42,7 @@ def site_domain(text: str) -> str:
 
 async def create_site(session: AsyncSession, *, account_id: str, body: SiteCreate, now: datetime) -> VisitorSite:
     """A new site of the account; a 409 once it has ``MAX_SITES_PER_ACCOUNT``."""
+    await caps.count_in_turn(session, account_id)  # two creations at once count one after the other
     count = await session.scalar(
         select(func.count()).select_from(VisitorSite).where(VisitorSite.account_id == account_id)
     )

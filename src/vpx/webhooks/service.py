@@ -10,6 +10,7 @@ from typing import Any
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.accounts import caps
 from vpx.config import Settings
 from vpx.errors import Conflict, InvalidParameters, NotFound
 from vpx.ids import new_id, parse_number_id, public_number_id
@@ -77,6 +78,7 @@ async def create_endpoint(
 ) -> tuple[WebhookEndpoint, str]:
     """A new active subscription and its secret (returned once, stored sealed)."""
     checked = await accepted_url(url, settings=settings, resolver=resolver)
+    await caps.count_in_turn(session, account_id)  # two creations at once count one after the other
     count = await session.scalar(
         select(func.count()).select_from(WebhookEndpoint).where(WebhookEndpoint.account_id == account_id)
     )
