@@ -104,6 +104,21 @@ def database_url(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     asyncio.run(drop_postgres_database(url))
 
 
+@pytest.fixture(params=BACKENDS)
+def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A database of each backend of its own, with no tables yet (for migration tests: they upgrade it
+    to an older revision themselves)."""
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path}/old.db"
+        return
+    reason = asyncio.run(_postgres_reachable())
+    if reason:
+        pytest.skip(reason)
+    url = asyncio.run(create_postgres_database())
+    yield url
+    asyncio.run(drop_postgres_database(url))
+
+
 def test_settings(database_url: str, **overrides: Any) -> Settings:
     values: dict[str, Any] = {
         "database_url": database_url,

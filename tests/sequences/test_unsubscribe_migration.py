@@ -7,21 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
-import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.conftest import (
-    BACKENDS,
-    _postgres_reachable,
     asgi_client,
-    create_postgres_database,
-    drop_postgres_database,
     test_settings,
 )
 from tests.sequences.smtp_server import SmtpSink
@@ -35,20 +28,6 @@ from vpx.sequences import sending
 PREVIOUS = "20261126_worker_heartbeats"
 TOKEN = "Old-clear-token_0123456789abcdefghijklmnopq"
 WHEN = UtcDateTime()
-
-
-@pytest.fixture(params=BACKENDS)
-def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database of each backend of its own, with no tables yet."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path}/old.db"
-        return
-    reason = asyncio.run(_postgres_reachable())
-    if reason:
-        pytest.skip(reason)
-    url = asyncio.run(create_postgres_database())
-    yield url
-    asyncio.run(drop_postgres_database(url))
 
 
 def _insert(table_name: str, /, **values: Any) -> sa.Insert:

@@ -5,9 +5,7 @@ contact two entries cover once, for the oldest), so the feed shows them; no webh
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,11 +13,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from tests.conftest import (
-    BACKENDS,
-    _postgres_reachable,
     asgi_client,
-    create_postgres_database,
-    drop_postgres_database,
     test_settings,
 )
 from vpx.app import create_app
@@ -34,20 +28,6 @@ PREVIOUS = "20261201_data_sources"
 WHEN = UtcDateTime()
 
 pytestmark = pytest.mark.asyncio
-
-
-@pytest.fixture(params=BACKENDS)
-def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database of each backend of its own, with no tables yet."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path}/old.db"
-        return
-    reason = asyncio.run(_postgres_reachable())
-    if reason:
-        pytest.skip(reason)
-    url = asyncio.run(create_postgres_database())
-    yield url
-    asyncio.run(drop_postgres_database(url))
 
 
 def _insert(table_name: str, /, **values: Any) -> sa.Insert:

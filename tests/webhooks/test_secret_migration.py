@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,6 @@ from alembic import command
 from sqlalchemy.ext.asyncio import create_async_engine
 from standardwebhooks.webhooks import Webhook
 
-from tests.conftest import BACKENDS, _postgres_reachable, create_postgres_database, drop_postgres_database
 from tests.webhooks.receiver import Receiver
 from tests.webhooks.support import deliver_round, webhook_settings
 from vpx.app import create_app
@@ -35,20 +33,6 @@ PREVIOUS = "20261126_visitors"
 # The heads before this migration: the main line, and the branches the webhook and dashboard tables are on.
 PREVIOUS_HEADS = [PREVIOUS, "20261122_webhooks", "20261122_dashboard"]
 WHEN = UtcDateTime()
-
-
-@pytest.fixture(params=BACKENDS)
-def empty_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database of each backend of its own, with no tables yet."""
-    if request.param == "sqlite":
-        yield f"sqlite+aiosqlite:///{tmp_path}/old.db"
-        return
-    reason = asyncio.run(_postgres_reachable())
-    if reason:
-        pytest.skip(reason)
-    url = asyncio.run(create_postgres_database())
-    yield url
-    asyncio.run(drop_postgres_database(url))
 
 
 def _table(name: str, *columns: tuple[str, sa.types.TypeEngine[Any]]) -> sa.TableClause:

@@ -62,8 +62,7 @@ class FileReport:
 
     def merge(self, other: FileReport) -> None:
         """Adds another piece's counts to this one's."""
-        for name in ("rows_read", "created", "updated", "deactivated", "unchanged", "ingested", "duplicates"):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
+        _add_counts(self, other)
         for reason, count in other.skipped.items():
             self.skipped[reason] = self.skipped.get(reason, 0) + count
 
@@ -98,13 +97,7 @@ class RunReport:
             self.files.append(piece)
         else:
             into.merge(piece)
-        self.rows_read += piece.rows_read
-        self.created += piece.created
-        self.updated += piece.updated
-        self.deactivated += piece.deactivated
-        self.unchanged += piece.unchanged
-        self.ingested += piece.ingested
-        self.duplicates += piece.duplicates
+        _add_counts(self, piece)
         self.skipped.update(piece.skipped)
 
     def as_dict(self) -> dict[str, Any]:
@@ -132,6 +125,15 @@ class RunReport:
             "files": [vars(piece) for piece in self.files],
             "error": self.error,
         }
+
+
+# The counts a piece and a run both keep, a run's being the sum of its pieces'.
+COUNTS = ("rows_read", "created", "updated", "deactivated", "unchanged", "ingested", "duplicates")
+
+
+def _add_counts(total: FileReport | RunReport, piece: FileReport) -> None:
+    for name in COUNTS:
+        setattr(total, name, getattr(total, name) + getattr(piece, name))
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -10,7 +10,7 @@ their index (``location.coordinates.0``). A text is kept as it is, even one that
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from vpx.signals.sources import permits
@@ -99,3 +99,15 @@ class PermitPages:
         """A run that read nothing new lists its piece as not modified."""
         if self.piece.rows_read == 0:
             self.piece.status = "not_modified"
+
+
+def page_size_check(most: int) -> Callable[[str], str]:
+    """The check of a portal's ``page_size`` option: a whole number from 1 to ``most``."""
+
+    def check(value: str) -> str:
+        text = value.strip().replace(",", "").replace("_", "")
+        if not text.isdigit() or not 1 <= int(text) <= most:
+            raise ValueError(f"must be a whole number from 1 to {most:,}")
+        return str(int(text))
+
+    return check

@@ -31,8 +31,8 @@ from vpx.sources.fetch import SourceFailed
 from vpx.sources.job import Job, SourceConfig
 from vpx.sources.kinds import InvalidSource, Kind, OptionSpec, RunStatus, register
 from vpx.sources.kinds.files import check_http_url
-from vpx.sources.kinds.permit_records import PermitPages, check_columns, flatten
-from vpx.sources.kinds.permits_csv import source_mapping
+from vpx.sources.kinds.permit_records import PermitPages, check_columns, flatten, page_size_check
+from vpx.sources.kinds.permits_csv import check_source_mapping, source_mapping
 from vpx.sources.kinds.permits_socrata import check_field
 
 MAX_PAGE_SIZE = 2000  # ArcGIS Online's default maxRecordCount; servers cap larger asks at their own
@@ -40,13 +40,6 @@ DEFAULT_PAGE_SIZE = 1000
 # The where clause's timestamp is this far before the watermark (any time zone the layer reads it in).
 MARGIN = timedelta(days=1)
 MAX_REREADS = 5
-
-
-def check_page_size(value: str) -> str:
-    text = value.strip().replace(",", "").replace("_", "")
-    if not text.isdigit() or not 1 <= int(text) <= MAX_PAGE_SIZE:
-        raise ValueError(f"must be a whole number from 1 to {MAX_PAGE_SIZE:,}")
-    return str(int(text))
 
 
 def esri_timestamp(epoch_ms: int) -> str:
@@ -119,7 +112,7 @@ class PermitsArcgisKind(Kind):
         OptionSpec(
             "page_size",
             f"features a request, 1 to {MAX_PAGE_SIZE:,} (default: the layer's maxRecordCount, or {MAX_PAGE_SIZE:,})",
-            check=check_page_size,
+            check=page_size_check(MAX_PAGE_SIZE),
         ),
     )
 
@@ -135,10 +128,7 @@ class PermitsArcgisKind(Kind):
             raise InvalidSource("url", f"must be {self.url_help}, without a query")
         if parts.query:
             raise InvalidSource("url", f"must be {self.url_help}, without a query")
-        try:
-            source_mapping(config)
-        except SourceFailed as exc:
-            raise InvalidSource("mapping", str(exc)) from None
+        check_source_mapping(config)
 
     async def run(self, job: Job) -> RunStatus:
         mapping = source_mapping(job.config)

@@ -30,6 +30,14 @@ def source_mapping(config: SourceConfig) -> PermitMapping:
         raise SourceFailed(str(exc), code=exc.code) from None
 
 
+def check_source_mapping(config: SourceConfig) -> None:
+    """At add: the source's mapping file loads (refused as the ``mapping`` field otherwise)."""
+    try:
+        source_mapping(config)
+    except SourceFailed as exc:
+        raise InvalidSource("mapping", str(exc)) from None
+
+
 def check_permit_header(path: Path, mapping: PermitMapping) -> None:
     """The export's header holds every column the mapping names; SourceFailed saying which is missing."""
     try:
@@ -64,10 +72,7 @@ class PermitsCsvKind(Kind):
 
     def check(self, config: SourceConfig) -> None:
         check_http_url(config.url)
-        try:
-            source_mapping(config)
-        except SourceFailed as exc:
-            raise InvalidSource("mapping", str(exc)) from None
+        check_source_mapping(config)
 
     async def run(self, job: Job) -> RunStatus:
         mapping = source_mapping(job.config)

@@ -30,8 +30,8 @@ from vpx.sources.fetch import SourceFailed
 from vpx.sources.job import Job, SourceConfig
 from vpx.sources.kinds import InvalidSource, Kind, OptionSpec, RunStatus, register
 from vpx.sources.kinds.files import check_http_url
-from vpx.sources.kinds.permit_records import PermitPages, check_columns, flatten
-from vpx.sources.kinds.permits_csv import source_mapping
+from vpx.sources.kinds.permit_records import PermitPages, check_columns, flatten, page_size_check
+from vpx.sources.kinds.permits_csv import check_source_mapping, source_mapping
 
 DEFAULT_WATERMARK = ":updated_at"
 DEFAULT_PAGE_SIZE = 1000
@@ -51,13 +51,6 @@ def check_field(value: str) -> str:
             f"{value!r} is not a field name (letters, digits and _, or a system field such as :updated_at)"
         )
     return text
-
-
-def check_page_size(value: str) -> str:
-    text = value.strip().replace(",", "").replace("_", "")
-    if not text.isdigit() or not 1 <= int(text) <= MAX_PAGE_SIZE:
-        raise ValueError(f"must be a whole number from 1 to {MAX_PAGE_SIZE:,}")
-    return str(int(text))
 
 
 def soql_literal(value: Any) -> str:
@@ -124,7 +117,9 @@ class PermitsSocrataKind(Kind):
             "the row was last updated)",
             check=check_field,
         ),
-        OptionSpec("page_size", f"rows a request, 1 to {MAX_PAGE_SIZE:,} (default 1,000)", check=check_page_size),
+        OptionSpec(
+            "page_size", f"rows a request, 1 to {MAX_PAGE_SIZE:,} (default 1,000)", check=page_size_check(MAX_PAGE_SIZE)
+        ),
         OptionSpec(
             "app_token",
             "an application token, sent as X-App-Token (Socrata throttles requests without one)",
@@ -137,10 +132,7 @@ class PermitsSocrataKind(Kind):
         parts = urlsplit(config.url)
         if not RESOURCE.search(parts.path) or parts.query:
             raise InvalidSource("url", f"must be {self.url_help} (no query: the run writes its own)")
-        try:
-            source_mapping(config)
-        except SourceFailed as exc:
-            raise InvalidSource("mapping", str(exc)) from None
+        check_source_mapping(config)
 
     async def run(self, job: Job) -> RunStatus:
         mapping = source_mapping(job.config)
