@@ -41,8 +41,13 @@ async def require_admin(
     constant time. Failed attempts count against the client address's failed-token budget, apart from
     customers' failed keys (D7), so a token cannot be guessed at speed and customers' bad keys from an
     address the operator shares never lock the operator out."""
+    return await check_admin_token(request, token, budget=client_budget(request))
+
+
+def client_budget(request: Request) -> str:
+    """The failed-token budget of the request's client address."""
     state = request.app.state
-    address = (
+    return (
         network.client_address(
             request.client.host if request.client else None,
             request.headers.get("x-forwarded-for"),
@@ -50,7 +55,14 @@ async def require_admin(
         )
         or "unknown"
     )
-    exhausted = await state.rate_limits.admin_failures_exhausted(address)
+
+
+async def check_admin_token(request: Request, token: str | None, *, budget: str) -> str:
+    """The name of the operator token ``token``; a failure counts against the failed-token budget named
+    ``budget`` (the client's address for the admin API), and once that budget is used up every token
+    is refused (429) until its window ends."""
+    state = request.app.state
+    exhausted = await state.rate_limits.admin_failures_exhausted(budget)
     if exhausted is not None:
         request.state.response_headers.update(exhausted.headers)
         raise RateLimited(
@@ -72,7 +84,7 @@ async def require_admin(
         if matched is None:
             refusal = AdminForbidden("The admin token is not this server's.")
     if refusal is not None:
-        verdict = await state.rate_limits.record_admin_failure(address)
+        verdict = await state.rate_limits.record_admin_failure(budget)
         request.state.response_headers.update(verdict.headers)
         raise refusal
     assert matched is not None

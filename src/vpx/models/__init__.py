@@ -16,6 +16,7 @@ from vpx.models.enrichment import (
     EnrichmentValue,
 )
 from vpx.models.idempotency import IdempotencyRecord
+from vpx.models.operator import OperatorSession
 from vpx.models.quality import BadField, ContactReport, DataRefund, ReportAction, SequenceBounce
 from vpx.models.registries import (
     Company,
@@ -78,6 +79,7 @@ __all__ = [
     "IpRangeSource",
     "LedgerEntry",
     "Mailbox",
+    "OperatorSession",
     "PasswordReset",
     "PossibleDuplicate",
     "RegistryRecord",

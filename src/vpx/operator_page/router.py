@@ -2,8 +2,9 @@
 with an admin token and its sign-out. Read-only; outside the OpenAPI document.
 
 With no admin token configured every route answers 404 with a page saying operator access is off.
-Tokens are checked by the admin API's own check (vpx.admin.auth.require_admin), so a wrong token
-counts against the same failed-token budget as a wrong `X-Admin-Token`.
+Tokens are checked by the admin API's own check (vpx.admin.auth.check_admin_token), so a wrong token
+counts against the same failed-token budget as a wrong `X-Admin-Token`: the client address's, or, for
+a browser that signed in here before, the budget of its token's known browsers (vpx.operator_page.sessions).
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
-from vpx.admin.auth import require_admin
+from vpx.admin.auth import check_admin_token, client_budget
 from vpx.dashboard.web import DashboardRoute
+from vpx.db import WriteSession
 from vpx.errors import ProblemError
 from vpx.operator_page import sessions
 from vpx.operator_page.sessions import FormRefused, Operator
@@ -79,11 +81,10 @@ def _to_sign_in() -> RedirectResponse:
     return RedirectResponse("/operator/sign-in", status_code=303)
 
 
-def _sign_in_page(request: Request, *, error: str = "", status: int = 200) -> HTMLResponse:
+def _sign_in_page(request: Request, *, error: str = "", status: int = 200, signed_in_as: str = "") -> HTMLResponse:
     token = sessions.anonymous_csrf_token(request)
-    response = _render(
-        request, "operator_signin.html", {"title": "Operator sign-in", "csrf_token": token, "error": error}, status
-    )
+    context = {"title": "Operator sign-in", "csrf_token": token, "error": error, "signed_in_as": signed_in_as}
+    response = _render(request, "operator_signin.html", context, status)
     sessions.remember_anonymous_token(request, response)
     return response
 
@@ -92,7 +93,7 @@ def _sign_in_page(request: Request, *, error: str = "", status: int = 200) -> HT
 async def operator_page(request: Request) -> Response:
     if _access_off(request):
         return _off_page(request)
-    operator = sessions.current_operator(request)
+    operator = await sessions.current_operator(request)
     if operator is None:
         return _to_sign_in()
     state = request.app.state
@@ -119,13 +120,14 @@ async def operator_page(request: Request) -> Response:
 async def sign_in_form(request: Request) -> Response:
     if _access_off(request):
         return _off_page(request)
-    if sessions.current_operator(request) is not None:
-        return RedirectResponse("/operator", status_code=303)
-    return _sign_in_page(request)
+    # The form even to a browser holding a session: whoever sits at it signs in with their own token,
+    # and the session the browser held (perhaps one planted in it) ends.
+    operator = await sessions.current_operator(request)
+    return _sign_in_page(request, signed_in_as=operator.name if operator else "")
 
 
 @router.post("/sign-in")
-async def sign_in(request: Request) -> Response:
+async def sign_in(request: Request, session: WriteSession) -> Response:
     if _access_off(request):
         return _off_page(request)
     try:
@@ -134,35 +136,53 @@ async def sign_in(request: Request) -> Response:
         return _refused_page(request)
     sent = form.get("token")
     token = sent.strip() if isinstance(sent, str) else ""
+    # A browser that signed in here before spends the budget of its token's known browsers, so wrong
+    # tokens sent from its address by someone else cannot lock it out. Not D7's rule for keys (the
+    # right one always served): an operator's token is chosen, not 190 random bits, and serving it
+    # past the budget would answer every guess.
+    known = sessions.known_browser_budget(request)
     try:
         # The admin API's own check: the same comparison, the same failed-token budget.
-        name = await require_admin(request, token)
+        name = await check_admin_token(request, token, budget=known or client_budget(request))
     except ProblemError as exc:
         if exc.status == 429:
-            refused = _sign_in_page(request, error=exc.detail, status=429)
+            detail = (
+                "Too many wrong admin tokens from this browser, or another one that signed in with the same "
+                "token; try again later."
+                if known
+                else exc.detail
+            )
+            refused = _sign_in_page(request, error=detail, status=429)
             if "Retry-After" in exc.headers:
                 refused.headers["Retry-After"] = exc.headers["Retry-After"]
             return refused
         return _sign_in_page(request, error="That is not an admin token of this server.", status=403)
-    response = RedirectResponse("/operator", status_code=303)
     state = request.app.state
-    sessions.start_session(
-        response, name=name, token=token, box=state.secrets, now=state.clock.now(), settings=state.settings
+    now: datetime = state.clock.now()
+    # Always a new session, never the one the browser sent (which ends): no cookie planted before
+    # sign-in becomes the signed-in session.
+    cookie = await sessions.start_session(
+        session, name=name, token=token, box=state.secrets, now=now, replacing=sessions.presented_session_id(request)
     )
+    response = RedirectResponse("/operator", status_code=303)
+    sessions.set_session_cookie(response, cookie, state.settings)
+    sessions.mark_known_browser(response, token=token, box=state.secrets, now=now, settings=state.settings)
     return response
 
 
 @router.post("/sign-out")
-async def sign_out(request: Request) -> Response:
+async def sign_out(request: Request, session: WriteSession) -> Response:
     if _access_off(request):
         return _off_page(request)
-    operator: Operator | None = sessions.current_operator(request)
+    operator: Operator | None = await sessions.current_operator(request)
     if operator is None:
         return _to_sign_in()
     try:
         await sessions.checked_form(request, operator.csrf_token)
     except FormRefused:
         return _refused_page(request)
+    # The row goes: every copy of the cookie opens nothing from now on, in every process.
+    await sessions.end_session(session, session_id=operator.session_id)
     response = _to_sign_in()
-    sessions.end_session(response, request.app.state.settings)
+    sessions.clear_session_cookie(response, request.app.state.settings)
     return response
