@@ -1,8 +1,8 @@
 """A fake publisher on loopback: serves files over HTTP as publishers' servers do (ETag and
 Last-Modified with 304s, byte ranges with If-Range), and misbehaves on request: answers 429 with a
-Retry-After, 5xx for a while or for ever, or cuts the connection half-way through a body. ``routes``
-answer queries (the portals' APIs in tests/sources/portals.py); ``gate`` refuses requests by their
-headers (a publisher that wants a declared User-Agent)."""
+Retry-After, 5xx for a while or for ever, cuts the connection half-way through a body, or trickles a
+body a byte at a time. ``routes`` answer queries (the portals' APIs in tests/sources/portals.py, a
+redirect); ``gate`` refuses requests by their headers (a publisher that wants a declared User-Agent)."""
 
 from __future__ import annotations
 
@@ -22,17 +22,20 @@ class Served:
     etag: str | None = None
     last_modified: str | None = "Mon, 09 Nov 2026 06:00:00 GMT"
     content_type: str = "application/octet-stream"
+    send_length: bool = True  # False: no Content-Length, the body ends when the connection closes
 
 
 @dataclass
 class Fault:
     """What the next request for a path gets instead of the file: ``status`` (with ``headers``), or
-    the file cut after ``cut_after`` bytes of its body; either after ``delay`` seconds."""
+    the file cut after ``cut_after`` bytes of its body, or its body sent one byte every ``trickle``
+    seconds; any of them after ``delay`` seconds."""
 
     status: int | None = None
     headers: dict[str, str] = field(default_factory=dict)
     cut_after: int | None = None
     delay: float = 0.0  # seconds before answering (a slow publisher)
+    trickle: float | None = None
 
 
 @dataclass
@@ -69,6 +72,7 @@ class Publisher:
         self.routes: dict[str, Route] = {}
         self.gate: Callable[[dict[str, str]], Answer | None] | None = None
         self.lock = threading.Lock()
+        self.closed = threading.Event()
         publisher = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -105,6 +109,7 @@ class Publisher:
             return [s for s in self.seen if s.path == path]
 
     def close(self) -> None:
+        self.closed.set()
         self.server.shutdown()
         self.server.server_close()
 
@@ -179,7 +184,8 @@ class Publisher:
         seen(status)
         handler.send_response(status)
         handler.send_header("Content-Type", served.content_type)
-        handler.send_header("Content-Length", str(len(part)))
+        if served.send_length:
+            handler.send_header("Content-Length", str(len(part)))
         if status == 206:
             handler.send_header("Content-Range", f"bytes {first}-{len(body) - 1}/{len(body)}")
         if served.etag:
@@ -188,6 +194,9 @@ class Publisher:
             handler.send_header("Last-Modified", served.last_modified)
         handler.send_header("Accept-Ranges", "bytes")
         handler.end_headers()
+        if fault is not None and fault.trickle is not None:
+            self._trickle(handler, part, fault.trickle)
+            return
         if fault is not None and fault.cut_after is not None:
             handler.wfile.write(part[: fault.cut_after])
             handler.wfile.flush()
@@ -195,6 +204,17 @@ class Publisher:
             handler.connection.shutdown(socket.SHUT_RDWR)
             return
         handler.wfile.write(part)
+
+    def _trickle(self, handler: BaseHTTPRequestHandler, body: bytes, every: float) -> None:
+        """One byte, then a pause, until the body ends, the client goes or the publisher closes."""
+        for at in range(len(body)):
+            if self.closed.wait(every):
+                return
+            try:
+                handler.wfile.write(body[at : at + 1])
+                handler.wfile.flush()
+            except OSError:
+                return
 
     @staticmethod
     def _send(handler: BaseHTTPRequestHandler, answer: Answer) -> None:

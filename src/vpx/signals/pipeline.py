@@ -193,11 +193,19 @@ def _chunks(events: Iterable[SignalEvent], size: int) -> Iterator[list[tuple[int
 
 
 async def ingest_events(
-    db: Database, events: Iterable[SignalEvent], *, settings: Settings, clock: Clock, batch_size: int = BATCH_SIZE
+    db: Database,
+    events: Iterable[SignalEvent],
+    *,
+    settings: Settings,
+    clock: Clock,
+    batch_size: int = BATCH_SIZE,
+    batches_before: int = 0,
 ) -> IngestReport:
-    """Ingests events in batches, one transaction each; returns what happened to every event."""
+    """Ingests events in batches, one transaction each; returns what happened to every event.
+    ``batches_before``: batches of the same ingest that earlier calls wrote (a caller that hands
+    over one batch a call), so that the table is analysed as for one large ingest."""
     report = IngestReport()
-    for batch, chunk in enumerate(_chunks(events, batch_size), start=1):
+    for batch, chunk in enumerate(_chunks(events, batch_size), start=batches_before + 1):
         await _refresh_statistics(db, batch)
         prepared: list[Prepared] = []
         batch_report = IngestReport()

@@ -1,5 +1,7 @@
 """Fetching a publisher's files and pages: conditional requests (a 304 costs nothing), downloads
-streamed to disk that resume with ``Range`` after a cut connection, and the run's retry rules.
+streamed to disk that resume with ``Range`` after a cut connection, the run's retry rules and the
+source's limits (vpx.sources.limits: the largest download, a request that stalls), redirects followed
+hop by hop where vpx.sources.egress allows.
 
 Inside one run a 429 waits its ``Retry-After`` (up to a minute in all, else the run fails and the next
 run tries again); a 5xx or an unreachable server is retried with growing pauses for up to two minutes,
@@ -11,36 +13,29 @@ whole for a hiccup.
 from __future__ import annotations
 
 import asyncio
-import hashlib
+import contextlib
 import json
-import os
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 import httpx
 
 from vpx import __version__
+from vpx.sources.egress import MAX_REDIRECTS, Egress, origin
+from vpx.sources.failures import SourceFailed
+from vpx.sources.limits import PROGRESS_BYTES, Limits, format_seconds, human_size
+from vpx.sources.partfile import PartFile
+
+__all__ = ["SourceFailed"]  # where the kinds have always found it
 
 USER_AGENT = f"vpx/{__version__} (source sync)"
-CHUNK = 1024 * 1024
 # A page or API answer read into memory (the download page, a JSON page of records) stops here.
 MAX_PAGE_BYTES = 64 * 1024 * 1024
-
-
-class SourceFailed(Exception):
-    """A run that cannot go on: the message says why in plain words; ``code`` is stable snake_case
-    (``rate_limited``, ``server_error``, ``unexpected_layout`` …) for ``--json`` output; ``status`` the
-    HTTP status a publisher refused a request with (``http_error``: a 404 for a day with no file…)."""
-
-    def __init__(self, message: str, *, code: str = "source_failed", status: int | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.status = status
 
 
 @dataclass(frozen=True)
@@ -137,6 +132,10 @@ class Page:
         except ValueError as exc:
             raise SourceFailed(f"{self.url} did not answer JSON ({exc})", code="unexpected_layout") from None
 
+    async def read_json(self) -> Any:
+        """``json()`` in a worker thread: a large answer is parsed off the event loop."""
+        return await asyncio.to_thread(self.json)
+
 
 def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
     """``Retry-After`` as seconds: a number, or an HTTP date; None when absent or unreadable."""
@@ -199,9 +198,36 @@ class _Patience:
         await self.sleep(wait)
 
 
+class _Watch:
+    """A request's stall watchdog: the request is given up when less than PROGRESS_BYTES came in
+    ``stall`` seconds (waiting for the answer's head included). A publisher that sends a byte now and
+    then keeps a read timeout from ever firing; it does not keep this one."""
+
+    def __init__(self, stall: float) -> None:
+        self.stall = stall
+        self.timeout = asyncio.timeout(stall)
+        self._bytes = 0
+
+    def _renew(self) -> None:
+        self._bytes = 0
+        self.timeout.reschedule(asyncio.get_running_loop().time() + self.stall)
+
+    def answered(self) -> None:
+        self._renew()
+
+    def came(self, count: int) -> None:
+        self._bytes += count
+        if self._bytes >= PROGRESS_BYTES:
+            self._renew()
+
+    def fired(self) -> bool:
+        return self.timeout.expired()
+
+
 class Fetcher:
     """HTTP for one run: every request counted (``requests``), retried by the policy, paced to at most
-    ``requests_per_second`` when a kind sets it (a publisher's published limit)."""
+    ``requests_per_second`` when a kind sets it (a publisher's published limit), bounded by the
+    source's ``limits``, every hop checked by ``egress`` (none: not checked)."""
 
     def __init__(
         self,
@@ -210,11 +236,15 @@ class Fetcher:
         policy: RetryPolicy = DEFAULT_POLICY,
         sleep: Sleep = asyncio.sleep,
         headers: Mapping[str, str] | None = None,
+        limits: Limits | None = None,
+        egress: Egress | None = None,
     ) -> None:
         self.client = client
         self.policy = policy
         self.sleep = sleep
         self.headers = {"User-Agent": USER_AGENT, **(headers or {})}
+        self.limits = limits or Limits()
+        self.egress = egress
         self.requests = 0
         self.bytes_downloaded = 0
         self.requests_per_second: float | None = None
@@ -229,6 +259,41 @@ class Fetcher:
             await asyncio.sleep(gap)
         self._last_request = time.monotonic()
 
+    @contextlib.asynccontextmanager
+    async def _answer(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str],
+        params: Mapping[str, str] | None = None,
+        own: Mapping[str, str] | None = None,
+    ) -> AsyncIterator[httpx.Response]:
+        """The answer to a GET of ``url``, redirects followed one hop at a time, each hop checked by
+        the egress rules. The caller's ``own`` headers (an app token) are not sent on to another host."""
+        request = self.client.build_request("GET", url, params=params, headers=headers)
+        if self.egress is not None:
+            await self.egress.check(request.url, sent_by="the publisher")
+        hops = 0
+        while True:
+            response = await self.client.send(request, stream=True, follow_redirects=False)
+            following = response.next_request
+            if following is None:
+                break
+            await response.aclose()
+            hops += 1
+            if hops > MAX_REDIRECTS:
+                raise SourceFailed(f"{url} redirected more than {MAX_REDIRECTS} times", code="too_many_redirects")
+            if own and origin(following.url) != origin(request.url):
+                for name in own:
+                    following.headers.pop(name, None)
+            if self.egress is not None:
+                await self.egress.check(following.url, sent_by=f"a redirect from {request.url}")
+            request = following
+        try:
+            yield response
+        finally:
+            await response.aclose()
+
     async def get(
         self,
         url: str,
@@ -241,34 +306,40 @@ class Fetcher:
         """A page or an API answer, retried by the policy; a 304 when ``validators`` still hold."""
         patience = _Patience(url, self.policy, self.sleep)
         sent = {**self.headers, **(validators.conditional_headers() if validators else {}), **(headers or {})}
+        most = min(max_bytes, self.limits.max_download)
         while True:
             await self._paced()
+            watch = _Watch(self.limits.stall_timeout)
+            retry: httpx.Response | None = None
             try:
-                async with self.client.stream("GET", url, params=params, headers=sent) as response:
+                async with watch.timeout, self._answer(url, params=params, headers=sent, own=headers) as response:
+                    watch.answered()
                     status = response.status_code
-                    if status == 429:
-                        await patience.after_rate_limit(response)
-                        continue
-                    if status >= 500:
-                        await patience.after_server_error(f"{status} {response.reason_phrase}".strip())
-                        continue
                     if status == 304:
                         return Page(str(response.url), 304, b"", response.headers, validators or Validators())
-                    if status != 200:
+                    if status == 429 or status >= 500:
+                        retry = response  # waited for once the connection is let go
+                    elif status != 200:
                         raise SourceFailed(_refused(url, response), code="http_error", status=response.status_code)
-                    body = bytearray()
-                    async for chunk in response.aiter_bytes():
-                        body += chunk
-                        if len(body) > max_bytes:
-                            raise SourceFailed(
-                                f"{url} answered more than {max_bytes // (1024 * 1024)} MB", code="unexpected_layout"
-                            )
-                    self.bytes_downloaded += len(body)
-                    found = Validators.from_response(response)
-                    charset = response.charset_encoding
-                    return Page(str(response.url), 200, bytes(body), response.headers, found, charset)
+                    else:
+                        body = bytearray()
+                        async for chunk in response.aiter_bytes():
+                            body += chunk
+                            watch.came(len(chunk))
+                            if len(body) > most:
+                                raise SourceFailed(self._too_large(url, most), code="download_too_large")
+                        self.bytes_downloaded += len(body)
+                        found = Validators.from_response(response)
+                        charset = response.charset_encoding
+                        return Page(str(response.url), 200, bytes(body), response.headers, found, charset)
             except httpx.TransportError as exc:
                 await patience.after_server_error(_transport_words(exc))
+                continue
+            except TimeoutError:
+                if not watch.fired():
+                    raise
+                raise SourceFailed(f"{url} {self._stalled()}; the next run tries again", code="stalled") from None
+            await self._wait_for(retry, patience)
 
     async def download(
         self,
@@ -280,10 +351,12 @@ class Fetcher:
     ) -> Downloaded:
         """The file at ``url`` streamed to ``dest`` (via ``dest.part``, which survives a cut and a
         crash and is continued with ``Range`` when the server says the file is the same one), or
-        ``not_modified``. Refuses a download shorter than the server announced."""
+        ``not_modified``. Refuses a download shorter than the server announced, or larger than the
+        source's ``max_download`` (nothing of it is kept)."""
         known = validators or Validators()
-        part = _PartFile(dest)
+        part = PartFile(dest)
         patience = _Patience(url, self.policy, self.sleep)
+        most = self.limits.max_download
         resumed = 0
         while True:
             offset = part.resumable_from(url)
@@ -292,41 +365,48 @@ class Fetcher:
                 sent["Range"] = f"bytes={offset}-"
                 sent["If-Range"] = part.if_range
             in_body = False
+            watch = _Watch(self.limits.stall_timeout)
+            retry: httpx.Response | None = None
             try:
                 await self._paced()
-                async with self.client.stream("GET", url, headers=sent) as response:
+                async with watch.timeout, self._answer(url, headers=sent, own=headers) as response:
+                    watch.answered()
                     status = response.status_code
                     if status == 304:
                         part.discard()
                         return Downloaded(url, True, None, known)
-                    if status == 429:
-                        await patience.after_rate_limit(response)
-                        continue
-                    if status >= 500:
-                        await patience.after_server_error(f"{status} {response.reason_phrase}".strip())
-                        continue
-                    if status == 416 and offset:
+                    if status == 429 or status >= 500:
+                        retry = response  # waited for once the connection is let go
+                    elif status == 416 and offset:
                         part.discard()  # what we hold is not a prefix of the file any more
                         continue
-                    if status not in (200, 206):
+                    elif status not in (200, 206):
                         raise SourceFailed(_refused(url, response), code="http_error", status=response.status_code)
-                    start, total = _span(response, offset)
-                    if status == 206 and start != offset:
-                        part.discard()
-                        continue
-                    if status == 200:
-                        offset = 0
-                    fresh = Validators.from_response(response)
-                    await asyncio.to_thread(part.open, url, fresh, offset)
-                    in_body = True
-                    try:
-                        async for chunk in response.aiter_raw():  # as received: a cut keeps every byte
-                            part.write(chunk)
-                            self.bytes_downloaded += len(chunk)
-                    finally:
-                        part.close()
-                    if total is not None and part.size < total:
-                        raise httpx.RemoteProtocolError(f"the body stopped at byte {part.size} of {total}")
+                    else:
+                        start, total = _span(response, offset)
+                        if status == 206 and start != offset:
+                            part.discard()
+                            continue
+                        if status == 200:
+                            offset = 0
+                        if total is not None and total > most:
+                            part.discard()
+                            raise SourceFailed(self._too_large(url, most, announced=total), code="download_too_large")
+                        fresh = Validators.from_response(response)
+                        await asyncio.to_thread(part.open, url, fresh.etag, fresh.last_modified, offset)
+                        in_body = True
+                        try:
+                            async for chunk in response.aiter_raw():  # as received: a cut keeps every byte
+                                if part.size + len(chunk) > most:
+                                    part.discard()
+                                    raise SourceFailed(self._too_large(url, most), code="download_too_large")
+                                part.write(chunk)
+                                self.bytes_downloaded += len(chunk)
+                                watch.came(len(chunk))
+                        finally:
+                            part.close()
+                        if total is not None and part.size < total:
+                            raise httpx.RemoteProtocolError(f"the body stopped at byte {part.size} of {total}")
             except httpx.TransportError as exc:
                 if in_body:
                     resumed += 1
@@ -339,6 +419,15 @@ class Fetcher:
                     continue
                 await patience.after_server_error(_transport_words(exc))
                 continue
+            except TimeoutError:
+                if not watch.fired():
+                    raise
+                raise SourceFailed(
+                    f"{url} {self._stalled()}; the next run goes on from byte {part.size}", code="stalled"
+                ) from None
+            if retry is not None:
+                await self._wait_for(retry, patience)
+                continue
             digest, size = await asyncio.to_thread(part.finish)
             complete = Validators(etag=part.etag, last_modified=part.last_modified, sha256=digest, size=size)
             if size == 0:
@@ -348,6 +437,23 @@ class Fetcher:
                 await asyncio.to_thread(dest.unlink, True)  # the same bytes as the version applied
                 return Downloaded(url, True, None, complete, size=size, resumed=resumed)
             return Downloaded(url, False, dest, complete, size=size, resumed=resumed)
+
+    async def _wait_for(self, retry: httpx.Response | None, patience: _Patience) -> None:
+        """The wait a 429 or a 5xx asks for, outside the stall watchdog (it is not the publisher stalling)."""
+        assert retry is not None
+        if retry.status_code == 429:
+            await patience.after_rate_limit(retry)
+        else:
+            await patience.after_server_error(f"{retry.status_code} {retry.reason_phrase}".strip())
+
+    def _too_large(self, url: str, most: int, *, announced: int | None = None) -> str:
+        size = f"is {human_size(announced)}" if announced is not None else f"answered more than {human_size(most)}"
+        allowed = f"; this source downloads at most {self.limits.describe('max_download')}"
+        return f"{url} {size}" + (allowed if most == self.limits.max_download else "")
+
+    def _stalled(self) -> str:
+        took = format_seconds(self.limits.stall_timeout)
+        return f"stalled: less than {PROGRESS_BYTES // 1024} KB came in {took}, this source's stall_timeout"
 
 
 def _refused(url: str, response: httpx.Response) -> str:
@@ -379,84 +485,3 @@ def _span(response: httpx.Response, offset: int) -> tuple[int, int | None]:
             return -1, None
     length = response.headers.get("content-length")
     return 0, (int(length) if length and length.isdigit() else None)
-
-
-@dataclass
-class _PartFile:
-    """``dest.part`` and beside it what the server said of the file (``.part.json``), so that a later
-    request, in this run or the next, may go on where the bytes stop."""
-
-    dest: Path
-    etag: str | None = None
-    last_modified: str | None = None
-    size: int = 0
-    _handle: IO[bytes] | None = None
-    _hash: Any = field(default=None)
-
-    @property
-    def path(self) -> Path:
-        return self.dest.with_name(self.dest.name + ".part")
-
-    @property
-    def meta(self) -> Path:
-        return self.dest.with_name(self.dest.name + ".part.json")
-
-    @property
-    def if_range(self) -> str:
-        return self.etag or self.last_modified or ""
-
-    def resumable_from(self, url: str) -> int:
-        """Bytes held of ``url`` that the server may continue (a strong ETag or a Last-Modified to
-        tie them to the same file); 0 when none."""
-        try:
-            meta = json.loads(self.meta.read_text())
-            held = self.path.stat().st_size
-        except (OSError, ValueError):
-            return 0
-        etag = meta.get("etag")
-        self.etag = etag if etag and not etag.startswith("W/") else None
-        self.last_modified = meta.get("last_modified")
-        if meta.get("url") != url or not (self.etag or self.last_modified):
-            return 0
-        self.size = held
-        return held
-
-    def open(self, url: str, validators: Validators, offset: int) -> None:
-        self.dest.parent.mkdir(parents=True, exist_ok=True)
-        self.etag, self.last_modified = validators.etag, validators.last_modified
-        self._hash = hashlib.sha256()
-        if offset:
-            with self.path.open("rb") as held:
-                while chunk := held.read(CHUNK):
-                    self._hash.update(chunk)
-            self._handle = self.path.open("r+b")
-            self._handle.truncate(offset)
-            self._handle.seek(offset)
-        else:
-            self._handle = self.path.open("wb")
-        self.size = offset
-        meta = {"url": url, "etag": validators.etag, "last_modified": validators.last_modified}
-        self.meta.write_text(json.dumps(meta))
-
-    def write(self, chunk: bytes) -> None:
-        assert self._handle is not None
-        self._handle.write(chunk)
-        self._hash.update(chunk)
-        self.size += len(chunk)
-
-    def close(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-
-    def finish(self) -> tuple[str, int]:
-        """The complete file moved into place; its SHA-256 and size."""
-        os.replace(self.path, self.dest)
-        self.meta.unlink(missing_ok=True)
-        return self._hash.hexdigest(), self.size
-
-    def discard(self) -> None:
-        self.close()
-        self.path.unlink(missing_ok=True)
-        self.meta.unlink(missing_ok=True)
-        self.size = 0

@@ -6,9 +6,10 @@ from __future__ import annotations
 import asyncio
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,10 @@ from vpx.registries.reader import ImportFailed, open_text
 from vpx.registries.records import ImportSummary
 from vpx.registries.sources import ImportContext, all_sources
 from vpx.signals.events import SignalEvent
-from vpx.signals.pipeline import IngestReport, ingest_events
+from vpx.signals.pipeline import BATCH_SIZE, IngestReport, ingest_events
 from vpx.sources.fetch import Fetcher, SourceFailed
+from vpx.sources.limits import Limits
+from vpx.sources.unpack import check_lines, off_loop
 
 
 @dataclass(frozen=True)
@@ -177,6 +180,17 @@ class Job:
         self.report = report
         self.workdir = Path(settings.data_dir) / "sources" / config.name
 
+    @property
+    def limits(self) -> Limits:
+        """The source's limits (vpx.sources.limits)."""
+        return self.fetcher.limits
+
+    async def check_lines(self, path: Path) -> None:
+        """SourceFailed (``line_too_long``) when a line of the file is longer than the source's
+        ``max_line``: run on every text file before a reader takes it, off the event loop."""
+        most = self.limits.max_line
+        await off_loop(lambda stop: check_lines(path, most, stop=stop))
+
     def file(self, name: str) -> Path:
         """A path for a fetched file in this source's folder under the data directory."""
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "file"
@@ -206,7 +220,8 @@ class Job:
     async def check_registry_layout(self, source: str, path: Path) -> None:
         """The registry importer's own checks of the file's header and layout, run on the file before
         anything is written: SourceFailed (code ``unexpected_layout``…) when it is not this registry's
-        file, or not laid out as the importer knows it."""
+        file, or not laid out as the importer knows it, or has a line longer than ``max_line``."""
+        await self.check_lines(path)
         chosen = all_sources()[source]()
         ctx = ImportContext(
             summary=ImportSummary(source=source, path=str(path)),
@@ -266,16 +281,21 @@ class Job:
     ) -> FileReport:
         """Signal events through the ingestion pipeline (as `vpx signals import`): one transaction per
         batch, events already seen counted as duplicates; the newest event's date noted. With ``into``
-        the counts are added to that piece of the report instead of listing a new one."""
-
-        def noted(source: Iterable[SignalEvent]) -> Iterable[SignalEvent]:
-            for event in source:
+        the counts are added to that piece of the report instead of listing a new one. The events are
+        taken a batch at a time in a worker thread: reading a file into events never holds the event
+        loop."""
+        found = IngestReport()
+        pending = iter(events)
+        written = 0
+        while batch := await asyncio.to_thread(_take, pending, BATCH_SIZE):
+            for event in batch:
                 self.saw_record(event.observed_at)
-                yield event
-
-        found: IngestReport = await ingest_events(
-            self.database, noted(events), settings=self.settings, clock=self.clock
-        )
+            found.add(
+                await ingest_events(
+                    self.database, batch, settings=self.settings, clock=self.clock, batches_before=written
+                )
+            )
+            written += 1
         piece = FileReport(
             name=name,
             url=url,
@@ -286,6 +306,10 @@ class Job:
         )
         self.report.add(piece, into=into)
         return piece
+
+
+def _take(events: Iterator[SignalEvent], count: int) -> list[SignalEvent]:
+    return list(islice(events, count))
 
 
 def _named(message: str, path: Path) -> str:

@@ -1,9 +1,11 @@
 """Running sources: a run claims its source with a lease (one run per source at a time, across
 processes; a killed run's lease expires after VPX_WORKER_LEASE_SECONDS and the source is run again),
-renews it while it works, lets the kind fetch and import, then records the outcome: the report, the
-freshness, the next run. A failed run leaves the source ``failing`` at once, with the reason; its
-retries back off (a few minutes, doubling, up to its interval) so a broken publisher is never asked
-in a tight loop; the next success clears it."""
+renews it while it works, lets the kind fetch and import within the source's limits (a run past its
+``max_run_time`` is stopped), then records the outcome: the report, the freshness, the next run. A
+failed run leaves the source ``failing`` at once, with the reason; its retries back off (a few
+minutes, doubling, up to its interval) so a broken publisher is never asked in a tight loop; the next
+success clears it. A worker runs up to RUNS_AT_ONCE sources at a time, so that a slow one never holds
+back the others."""
 
 from __future__ import annotations
 
@@ -25,8 +27,12 @@ from vpx.secrets import SecretBox
 from vpx.signals.sources.permit_mapping import MappingError
 from vpx.sources import fetch
 from vpx.sources import service as source_service
+from vpx.sources.egress import Egress
 from vpx.sources.job import Job, RunReport, SourceConfig
 from vpx.sources.kinds import all_kinds
+from vpx.sources.limits import Limits, format_seconds
+from vpx.webhooks.addresses import Resolver, system_resolver
+from vpx.worker import wakeup
 
 log = logging.getLogger("vpx.sources")
 # A failing source is tried again after this (or its interval, if shorter), doubling each failure…
@@ -37,6 +43,9 @@ LONGEST_RETRY = timedelta(hours=1)
 LEAST_GAP = timedelta(minutes=1)
 # The worker looks for stale sources this often.
 STALE_CHECK_EVERY = timedelta(minutes=1)
+# Sources one worker process runs at once: while one is slow (a large file, a publisher that
+# trickles), the others that come due still run.
+RUNS_AT_ONCE = 4
 
 
 class SourceBusy(Exception):
@@ -101,7 +110,8 @@ async def _keep_lease(database: Database, *, source_id: int, owner: str, clock: 
 
 def http_client(policy: fetch.RetryPolicy) -> httpx.AsyncClient:
     timeout = httpx.Timeout(policy.connect_timeout, read=policy.read_timeout)
-    return httpx.AsyncClient(follow_redirects=True, timeout=timeout)
+    # The fetcher follows redirects itself, one hop at a time, each checked (vpx.sources.egress).
+    return httpx.AsyncClient(follow_redirects=False, timeout=timeout)
 
 
 async def run_source(
@@ -113,6 +123,7 @@ async def run_source(
     box: SecretBox,
     clock: Clock | None = None,
     policy: fetch.RetryPolicy | None = None,
+    resolver: Resolver = system_resolver,
 ) -> RunReport:
     """Runs the named source now, paused or not (`vpx sources run`). NotFound for an unknown name;
     SourceBusy when another run holds it."""
@@ -124,21 +135,66 @@ async def run_source(
         async with database.read_sessions() as session:
             held = await source_service.get_source(session, name)
         raise SourceBusy(name, held.lease_owner, held.lease_until)
-    return await _run_claimed(database, settings, source_id=source.id, owner=owner, box=box, clock=clock, policy=policy)
+    return await _run_claimed(
+        database, settings, source_id=source.id, owner=owner, box=box, clock=clock, policy=policy, resolver=resolver
+    )
 
 
 _stale_checked_at: datetime | None = None
 
 
-async def worker_round(database: Database, settings: Settings, *, owner: str, box: SecretBox, clock: Clock) -> int:
-    """The worker's sources lane: stale sources warned of (once a minute at most), then one due
-    source run; returns how many ran."""
+async def _warn_stale_now_and_then(database: Database, now: datetime) -> None:
     global _stale_checked_at
-    now = clock.now()
     if _stale_checked_at is None or not timedelta(0) <= now - _stale_checked_at < STALE_CHECK_EVERY:
         _stale_checked_at = now
         await warn_stale(database, now=now)
-    return await run_due(database, settings, owner=owner, box=box, clock=clock)
+
+
+async def worker_round(
+    database: Database,
+    settings: Settings,
+    *,
+    owner: str,
+    box: SecretBox,
+    clock: Clock,
+    stopping: asyncio.Event | None = None,
+) -> int:
+    """The worker's sources lane: stale sources warned of (once a minute at most), and the due
+    sources run, up to RUNS_AT_ONCE at a time. While some run, sources that come due (or are asked
+    for) start as soon as there is room, so that a slow run never holds back the others. Returns
+    once nothing runs and nothing more is due (nothing new starts once ``stopping`` is set); how many
+    ran."""
+    woken = wakeup.register()
+    running: set[asyncio.Task[RunReport]] = set()
+    ran = 0
+    try:
+        while True:
+            woken.clear()
+            await _warn_stale_now_and_then(database, clock.now())
+            room = RUNS_AT_ONCE - len(running)
+            if room > 0 and not (stopping is not None and stopping.is_set()):
+                for source_id in await _claim_due(database, settings, owner=owner, now=clock.now(), most=room):
+                    run = _run_claimed(database, settings, source_id=source_id, owner=owner, box=box, clock=clock)
+                    running.add(asyncio.create_task(run))
+                    ran += 1
+            if not running:
+                return ran
+            waking = asyncio.ensure_future(woken.wait())
+            try:
+                done, _ = await asyncio.wait(
+                    {*running, waking}, timeout=settings.worker_poll_seconds, return_when=asyncio.FIRST_COMPLETED
+                )
+            finally:
+                waking.cancel()
+            for task in done & running:
+                running.discard(task)
+                if not task.cancelled() and task.exception() is not None:
+                    log.error("a source run ended in error", exc_info=task.exception())
+    finally:
+        wakeup.unregister(woken)
+        for task in running:
+            task.cancel()  # the lane itself was cancelled: its runs are recorded as interrupted
+        await asyncio.gather(*running, return_exceptions=True)
 
 
 async def run_due(
@@ -150,9 +206,16 @@ async def run_due(
     clock: Clock | None = None,
     policy: fetch.RetryPolicy | None = None,
 ) -> int:
-    """The worker's round: one due source claimed and run; returns how many ran (0 or 1)."""
+    """One due source claimed and run to its end; returns how many ran (0 or 1)."""
     clock = clock or Clock()
-    now = clock.now()
+    for source_id in await _claim_due(database, settings, owner=owner, now=clock.now(), most=1):
+        await _run_claimed(database, settings, source_id=source_id, owner=owner, box=box, clock=clock, policy=policy)
+        return 1
+    return 0
+
+
+async def _claim_due(database: Database, settings: Settings, *, owner: str, now: datetime, most: int) -> list[int]:
+    """Up to ``most`` due sources (asked for, or their time come) claimed, the longest due first."""
     async with database.read_sessions() as session:
         due = list(
             await session.scalars(
@@ -165,17 +228,15 @@ async def run_due(
                     or_(DataSource.lease_until.is_(None), DataSource.lease_until <= now),
                 )
                 .order_by(DataSource.next_run_at)
-                .limit(10)
+                .limit(most + 10)
             )
         )
     lease = timedelta(seconds=settings.worker_lease_seconds)
+    claimed: list[int] = []
     for source_id in due:
-        if await claim(database, source_id=source_id, owner=owner, now=now, lease=lease):
-            await _run_claimed(
-                database, settings, source_id=source_id, owner=owner, box=box, clock=clock, policy=policy
-            )
-            return 1
-    return 0
+        if len(claimed) < most and await claim(database, source_id=source_id, owner=owner, now=now, lease=lease):
+            claimed.append(source_id)
+    return claimed
 
 
 async def _run_claimed(
@@ -186,7 +247,8 @@ async def _run_claimed(
     owner: str,
     box: SecretBox,
     clock: Clock,
-    policy: fetch.RetryPolicy | None,
+    policy: fetch.RetryPolicy | None = None,
+    resolver: Resolver = system_resolver,
 ) -> RunReport:
     started = clock.now()
     async with database.read_sessions() as session:
@@ -201,7 +263,7 @@ async def _run_claimed(
     log.info("source run started", extra={"source": config.name, "kind": config.kind, "owner": owner})
     try:
         async with http_client(chosen) as client:
-            fetcher = fetch.Fetcher(client, policy=chosen)
+            fetcher = fetch.Fetcher(client, policy=chosen, egress=Egress(config.url, resolver=resolver))
             job = Job(
                 config=config,
                 watermark=watermark,
@@ -213,7 +275,8 @@ async def _run_claimed(
                 report=report,
             )
             try:
-                report.status = await _run_kind(job, config)
+                fetcher.limits = _limits_of(config)
+                report.status = await _run_in_time(job, config)
             except (fetch.SourceFailed, ImportFailed, MappingError) as exc:
                 report.status = "failed"
                 report.error = {"code": exc.code, "message": str(exc)}
@@ -241,6 +304,32 @@ async def _run_claimed(
         extra={"source": config.name, "error": report.error, "rows_read": report.rows_read},
     )
     return report
+
+
+def _limits_of(config: SourceConfig) -> Limits:
+    try:
+        return Limits.of(config.options)
+    except ValueError as exc:
+        raise fetch.SourceFailed(
+            f"a limit of source {config.name} does not read: {exc}", code="invalid_option"
+        ) from None
+
+
+async def _run_in_time(job: Job, config: SourceConfig) -> str:
+    """The kind's run, stopped once it has taken the source's ``max_run_time`` (SourceFailed,
+    ``run_timeout``): the work in threads told to stop, what it was writing removed."""
+    deadline = asyncio.timeout(job.limits.max_run_time)
+    try:
+        async with deadline:
+            return await _run_kind(job, config)
+    except TimeoutError:
+        if not deadline.expired():
+            raise
+        raise fetch.SourceFailed(
+            f"the run was stopped after {format_seconds(job.limits.max_run_time)}, the longest this source's runs "
+            "may take (max_run_time); what it saved stays and the next run goes on from there",
+            code="run_timeout",
+        ) from None
 
 
 async def _run_kind(job: Job, config: SourceConfig) -> str:

@@ -125,5 +125,9 @@ class SourceCreate(BaseModel):
         description="The mapping's name (its file's name without .toml); default: the source's name.",
     )
     options: dict[str, str] = Field(
-        default_factory=dict, max_length=50, description="The kind's options; secret ones are never shown back."
+        default_factory=dict,
+        max_length=50,
+        description="The kind's options, and the limits every kind takes (`max_download`, `max_unpacked`, "
+        "`max_ratio`, `max_line`, `max_run_time`, `stall_timeout`: see the operator guide); secret ones are never "
+        "shown back.",
     )

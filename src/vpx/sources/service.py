@@ -20,6 +20,7 @@ from vpx import metrics
 from vpx.errors import Conflict, NotFound
 from vpx.models import DataSource
 from vpx.secrets import SecretBox
+from vpx.sources import limits
 from vpx.sources.job import SourceConfig
 from vpx.sources.kinds import InvalidSource, all_kinds
 from vpx.webhooks.outbox import wake_workers_on_commit
@@ -114,7 +115,7 @@ def check_new(
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise InvalidSource("url", f"must be an http:// or https:// URL: {chosen.url_help}")
     every_seconds = parse_every(every) if every is not None else chosen.default_every
-    specs = {spec.name: spec for spec in chosen.options}
+    specs = {spec.name: spec for spec in (*chosen.options, *limits.OPTIONS)}
     kept: dict[str, str] = {}
     secrets: dict[str, str] = {}
     for key, value in options.items():

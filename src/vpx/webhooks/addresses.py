@@ -1,4 +1,5 @@
-"""The SSRF guard (D26): a webhook URL must be https and reach only public addresses.
+"""The SSRF guard (D26): a webhook URL must be https and reach only public addresses; the sources'
+downloads check every host a publisher sends them to (a redirect, a link) with ``check_host``.
 
 The host is resolved once, every address it resolves to is checked, and the request then connects to
 the checked address (the original name still goes in the Host header and the TLS SNI, so the
@@ -147,17 +148,28 @@ async def system_resolver(host: str, port: int) -> list[str]:
 async def check_target(raw: str, *, allow_private: bool, resolver: Resolver = system_resolver) -> Target:
     """Resolves the URL's host once and checks every address; the Target connects to the first."""
     url = parse_url(raw, allow_private=allow_private)
-    host = url.host
+    port = url.port or (443 if url.scheme == "https" else 80)
+    address = await check_host(url.host, port, allow_private=allow_private, resolver=resolver)
+    return Target(url=url, address=address)
+
+
+class HostUnresolved(TargetRefused):
+    """The host gave no address (no such name, or no answer in time): perhaps for a moment only."""
+
+
+async def check_host(host: str, port: int, *, allow_private: bool, resolver: Resolver = system_resolver) -> IPAddress:
+    """Resolves ``host`` once and checks every address it gives; the first, when all may be reached.
+    TargetRefused says why not (HostUnresolved when it gives none)."""
     if _is_literal(host):
         found = [host]
     else:
         try:
-            found = await resolver(host, url.port or (443 if url.scheme == "https" else 80))
+            found = await resolver(host, port)
         except (OSError, TimeoutError, UnicodeError) as exc:
             why = " (no answer in time)" if isinstance(exc, TimeoutError) else ""
-            raise TargetRefused(f"host {host} does not resolve{why}") from None
+            raise HostUnresolved(f"host {host} does not resolve{why}") from None
         if not found:
-            raise TargetRefused(f"host {host} does not resolve")
+            raise HostUnresolved(f"host {host} does not resolve")
     addresses: list[IPAddress] = []
     for text in found:
         address, reason = checked_address(host, text, allow_private=allow_private)
@@ -165,7 +177,7 @@ async def check_target(raw: str, *, allow_private: bool, resolver: Resolver = sy
             raise TargetRefused(reason)
         assert address is not None
         addresses.append(address)
-    return Target(url=url, address=addresses[0])
+    return addresses[0]
 
 
 def checked_address(host: str, text: str, *, allow_private: bool) -> tuple[IPAddress | None, str | None]:

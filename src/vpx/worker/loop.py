@@ -219,9 +219,14 @@ class Worker:
         return await search_postings.fold_changes(self.database)
 
     async def _source_runs(self) -> int:
-        """The publishers' sources that are due (vpx.sources), one run a round, each under a lease."""
+        """The publishers' sources that are due (vpx.sources), a few at a time, each under a lease."""
         return await source_runner.worker_round(
-            self.database, self.settings, owner=self.worker_id, box=self._box(), clock=self.clock
+            self.database,
+            self.settings,
+            owner=self.worker_id,
+            box=self._box(),
+            clock=self.clock,
+            stopping=self.stopping,
         )
 
     async def _bounce_reviews(self) -> int:

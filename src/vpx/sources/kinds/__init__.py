@@ -8,16 +8,20 @@ The protocol, in full:
 - ``options``: the ``--option key=value`` the kind takes, each an ``OptionSpec``: ``required``,
   ``secret`` (sealed at rest with vpx.secrets and never shown back; an app token, say), and ``check``,
   a function that returns the value as kept or raises ValueError with the reason in plain words.
-  Options the kind does not list are refused at ``add``.
+  Options the kind does not list are refused at ``add``, but for the limits every kind takes besides
+  its own (vpx.sources.limits: ``max_download``, ``max_unpacked``, ``max_ratio``, ``max_line``,
+  ``max_run_time``, ``stall_timeout``), which the run applies: ``job.limits``.
 - ``takes_mapping``: the kind needs ``--mapping FILE`` (a permit mapping, as `vpx signals import
   permits` takes); the file's text is kept with the source. Other kinds refuse one.
 - ``check(config)``: anything else to refuse at ``add`` (the URL's shape, options that go together):
   raise ``InvalidSource(field, message)``. Called after the options were checked one by one.
 - ``run(job)``: one run. Fetch with ``job.fetcher`` (conditional requests, retries, downloads that
-  resume: vpx.sources.fetch), starting from ``job.watermark`` (what the last committed run left, a
-  JSON object of the kind's own). Check what was fetched before anything is written
-  (``job.check_registry_layout``, a mapping's ``check_header``) and feed it to an importer:
-  ``job.import_registry(source, path)`` (vpx.registries) or ``job.ingest(events)`` (the signal
+  resume, redirects checked: vpx.sources.fetch), starting from ``job.watermark`` (what the last
+  committed run left, a JSON object of the kind's own). Unzip with vpx.sources.unpack, and do any
+  slow work on a file in a thread (``off_loop``, ``asyncio.to_thread``), never on the event loop.
+  Check what was fetched before anything is written (``job.check_lines`` for a text file a reader of
+  the kind's own takes, ``job.check_registry_layout``, a mapping's ``check_header``) and feed it to
+  an importer: ``job.import_registry(source, path)`` (vpx.registries) or ``job.ingest(events)`` (the signal
   pipeline); both add their counts to ``job.report`` and raise SourceFailed when the importer fails.
   After each piece of data the importer has committed, ``await job.save(watermark)`` commits the
   watermark that stands for it, so a run killed between the two reads the piece again (the importers

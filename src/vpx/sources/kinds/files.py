@@ -17,7 +17,7 @@ from vpx.sources.fetch import Downloaded, SourceFailed, Validators
 from vpx.sources.job import FileReport, Job, SourceConfig
 from vpx.sources.kinds import InvalidSource, Kind, RunStatus, register
 from vpx.sources.links import file_name, page_links
-from vpx.sources.unpack import extract
+from vpx.sources.unpack import extract, off_loop
 
 ZIP_MAGIC = b"PK\x03\x04"
 
@@ -40,11 +40,17 @@ async def fetch_file(
     )
     if got.not_modified or got.path is None:
         return got, None
-    if await asyncio.to_thread(_is_zip, got.path):
-        inner = await asyncio.to_thread(extract, got.path, member, job.workdir / "unpacked", exclude="fileheader")
-        await asyncio.to_thread(got.path.unlink, True)
+    archive = got.path
+    if await asyncio.to_thread(_is_zip, archive):
+        limits, folder = job.limits, job.workdir / "unpacked"
+        try:
+            inner = await off_loop(
+                lambda stop: extract(archive, member, folder, limits=limits, exclude="fileheader", stop=stop)
+            )
+        finally:
+            await asyncio.to_thread(archive.unlink, True)
         return got, inner
-    return got, got.path
+    return got, archive
 
 
 def _is_zip(path: Path) -> bool:
@@ -130,7 +136,7 @@ class NuccKind(RegistryFileKind):
             return None
         self.page = page.validators
         versions = []
-        for link in page_links(page.text, page.url):
+        for link in await asyncio.to_thread(lambda: page_links(page.text, page.url)):
             found = re.fullmatch(r"nucc_taxonomy_(\d+)\.csv", file_name(link), re.IGNORECASE)
             if found:
                 versions.append((int(found.group(1)), link))

@@ -25,8 +25,9 @@ from vpx.sources.fetch import SourceFailed, Validators
 from vpx.sources.job import FileReport, Job, SourceConfig
 from vpx.sources.kinds import Kind, RunStatus, register
 from vpx.sources.kinds.files import check_http_url, unchanged
+from vpx.sources.limits import Limits
 from vpx.sources.links import file_name, page_links
-from vpx.sources.unpack import excel_day, extract, members, xlsx_rows
+from vpx.sources.unpack import excel_day, extract, members, off_loop, xlsx_rows
 
 MONTHLY = re.compile(r"NPPES_Data_Dissemination_(?P<month>[A-Za-z]+)_(?P<year>\d{4})(?P<v2>_V2)?\.zip", re.I)
 WEEKLY = re.compile(r"NPPES_Data_Dissemination_(?P<start>\d{6})_(?P<end>\d{6})_Weekly(?P<v2>_V2)?\.zip", re.I)
@@ -175,7 +176,7 @@ class NppesKind(Kind):
         if page.not_modified:
             job.report.add(FileReport(name=file_name(url), url=url, status="not_modified"))
             return "not_modified"
-        listed = files_on_page(page_links(page.text, page.url))
+        listed = files_on_page(await asyncio.to_thread(lambda: page_links(page.text, page.url)))
         applied: list[str] = list(job.watermark.get("applied", []))
         monthlies = [f for f in listed if f.kind == "monthly"]
         if not monthlies and not job.watermark.get("monthly"):
@@ -248,23 +249,29 @@ class NppesKind(Kind):
             got = await job.fetcher.download(item.url, job.file(item.name))
             assert got.path is not None  # no validators were sent: never not_modified
             archive = got.path
-        unpacked = job.workdir / "unpacked"
+        unpacked, limits = job.workdir / "unpacked", job.limits
         try:
             names = await asyncio.to_thread(members, archive)
             if item.kind == "deactivations" or not any(
                 re.search(DATA_MEMBER, n.rsplit("/", 1)[-1], re.I) for n in names
             ):
-                report = await asyncio.to_thread(extract, archive, r"\.(xlsx|csv)$", unpacked)
+                report = await off_loop(
+                    lambda stop: extract(archive, r"\.(xlsx|csv)$", unpacked, limits=limits, stop=stop)
+                )
                 day = item.last if item.last != date.min else job.clock.now().date()
                 converted = unpacked / f"deactivated_npi_report_{day:%Y%m%d}.csv"
                 try:
-                    await asyncio.to_thread(_convert_report, report, converted)
+                    if report.suffix.lower() != ".xlsx":
+                        await job.check_lines(report)
+                    await asyncio.to_thread(_convert_report, report, converted, limits)
                     await job.import_registry("nppes", converted, url=item.url, file_date=day)
                 finally:
                     await asyncio.to_thread(report.unlink, True)
                     await asyncio.to_thread(converted.unlink, True)
                 return day
-            data = await asyncio.to_thread(extract, archive, DATA_MEMBER, unpacked, exclude="fileheader")
+            data = await off_loop(
+                lambda stop: extract(archive, DATA_MEMBER, unpacked, limits=limits, exclude="fileheader", stop=stop)
+            )
             try:
                 await job.import_registry("nppes", data, url=item.url)
             finally:
@@ -274,10 +281,10 @@ class NppesKind(Kind):
             await asyncio.to_thread(archive.unlink, True)
 
 
-def _convert_report(report: Path, out: Path) -> None:
+def _convert_report(report: Path, out: Path, limits: Limits) -> None:
     """The deactivation report (.xlsx as CMS ships it, or a CSV) in the importer's layout."""
     if report.suffix.lower() == ".xlsx":
-        write_deactivations(xlsx_rows(report), out)
+        write_deactivations(xlsx_rows(report, limits), out)
         return
     with report.open(newline="", encoding="utf-8-sig", errors="replace") as handle:
         write_deactivations(csv.reader(handle), out)

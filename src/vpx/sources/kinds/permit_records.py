@@ -10,9 +10,11 @@ their index (``location.coordinates.0``). A text is kept as it is, even one that
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from vpx.signals.events import SignalEvent
 from vpx.signals.sources import permits
 from vpx.signals.sources.permit_mapping import MappingError, PermitMapping
 from vpx.sources.fetch import SourceFailed
@@ -55,6 +57,11 @@ def flatten(record: Mapping[str, Any]) -> dict[str, str]:
     return row
 
 
+async def flatten_all(records: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Every record flattened, in a worker thread (a page of many records is work)."""
+    return await asyncio.to_thread(lambda: [flatten(r) for r in records])
+
+
 def check_columns(mapping: PermitMapping, columns: Iterable[str], *, where: str) -> None:
     """Every column the mapping names is among ``columns`` (the fields the portal declares, and those
     the page's records carry); SourceFailed (``unexpected_layout``) naming the missing one, before
@@ -80,6 +87,15 @@ class PermitPages:
 
     async def ingest(self, rows: list[dict[str, str]]) -> None:
         skipped: list[permits.PermitSkip] = []
+        events = await asyncio.to_thread(self._events, rows, skipped)  # a page of 50,000 rows is work
+        await self.job.ingest(events, name=self.piece.name, url=self.piece.url, into=self.piece)
+        self.piece.rows_read += len(rows)
+        self.job.report.rows_read += len(rows)
+        for item in skipped:
+            self.piece.skipped[item.reason] = self.piece.skipped.get(item.reason, 0) + 1
+            self.job.report.skipped[item.reason] += 1
+
+    def _events(self, rows: list[dict[str, str]], skipped: list[permits.PermitSkip]) -> list[SignalEvent]:
         events = []
         for row in rows:
             self.line += 1
@@ -88,12 +104,7 @@ class PermitPages:
             event = permits._event(row, self.mapping, self.line, skipped, self.reading)
             if event is not None:
                 events.append(event)
-        await self.job.ingest(events, name=self.piece.name, url=self.piece.url, into=self.piece)
-        self.piece.rows_read += len(rows)
-        self.job.report.rows_read += len(rows)
-        for item in skipped:
-            self.piece.skipped[item.reason] = self.piece.skipped.get(item.reason, 0) + 1
-            self.job.report.skipped[item.reason] += 1
+        return events
 
     def finish(self) -> None:
         """A run that read nothing new lists its piece as not modified."""

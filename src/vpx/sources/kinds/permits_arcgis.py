@@ -31,7 +31,7 @@ from vpx.sources.fetch import SourceFailed
 from vpx.sources.job import Job, SourceConfig
 from vpx.sources.kinds import InvalidSource, Kind, OptionSpec, RunStatus, register
 from vpx.sources.kinds.files import check_http_url
-from vpx.sources.kinds.permit_records import PermitPages, check_columns, flatten, page_size_check
+from vpx.sources.kinds.permit_records import PermitPages, check_columns, flatten_all, page_size_check
 from vpx.sources.kinds.permits_csv import check_source_mapping, source_mapping
 from vpx.sources.kinds.permits_socrata import check_field
 
@@ -135,7 +135,7 @@ class PermitsArcgisKind(Kind):
         url = job.config.url.rstrip("/")
         options = job.config.options
         described = await job.fetcher.get(url, params={"f": "json"})
-        layer = Layer(_answer(described.json(), url), url, options.get("watermark"))
+        layer = Layer(_answer(await described.read_json(), url), url, options.get("watermark"))
         check_columns(mapping, layer.fields, where=f"{url}?f=json")
         size = int(options.get("page_size", min(layer.max_records, MAX_PAGE_SIZE)))
         held = job.watermark.get("features") or {}
@@ -156,7 +156,8 @@ class PermitsArcgisKind(Kind):
                 "returnGeometry": "false",
                 "f": "json",
             }
-            page = _answer((await job.fetcher.get(f"{url}/query", params=params)).json(), f"{url}/query")
+            answer = await job.fetcher.get(f"{url}/query", params=params)
+            page = _answer(await answer.read_json(), f"{url}/query")
             features = page.get("features")
             if not isinstance(features, list):
                 raise SourceFailed(f"{url}/query answered no features list", code="unexpected_layout")
@@ -181,7 +182,7 @@ class PermitsArcgisKind(Kind):
                     continue  # read already: up to the watermark
                 fresh.append(row)
             if fresh:
-                await pages.ingest([flatten(r) for r in fresh])
+                await pages.ingest(await flatten_all(fresh))
                 keys = [k for k in (_key(r, layer) for r in fresh) if k is not None]
                 if keys:
                     last = max([*keys, *([last] if last else [])])

@@ -82,6 +82,7 @@ class PermitsCsvKind(Kind):
         if path is None:
             return await unchanged(job, got, url)
         try:
+            await job.check_lines(path)
             await asyncio.to_thread(check_permit_header, path, mapping)
             skipped: list[permits.PermitSkip] = []
             reading = permits.PermitReading()

@@ -30,7 +30,7 @@ from vpx.sources.fetch import SourceFailed
 from vpx.sources.job import Job, SourceConfig
 from vpx.sources.kinds import InvalidSource, Kind, OptionSpec, RunStatus, register
 from vpx.sources.kinds.files import check_http_url
-from vpx.sources.kinds.permit_records import PermitPages, check_columns, flatten, page_size_check
+from vpx.sources.kinds.permit_records import PermitPages, check_columns, flatten_all, page_size_check
 from vpx.sources.kinds.permits_csv import check_source_mapping, source_mapping
 
 DEFAULT_WATERMARK = ":updated_at"
@@ -159,7 +159,7 @@ class PermitsSocrataKind(Kind):
                 "$offset": str(offset),
             }
             page = await job.fetcher.get(url, params=params, headers=headers)
-            rows = _records(page.json(), url)
+            rows = _records(await page.read_json(), url)
             if rows and any(field not in r or ":id" not in r for r in rows):
                 raise SourceFailed(
                     f"{url} answered rows without {field} or :id; is --option watermark a field of the dataset, and "
@@ -178,7 +178,7 @@ class PermitsSocrataKind(Kind):
                 continue
             fresh = [r for r in rows if not held.seen(r)]
             if fresh:
-                flat = [flatten(r) for r in fresh]
+                flat = await flatten_all(fresh)
                 declared = _declared_fields(page.headers.get("x-soda2-fields"))
                 check_columns(mapping, [*declared, *(k for r in flat for k in r)], where=url)
                 await pages.ingest(flat)
