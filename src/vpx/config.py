@@ -61,6 +61,12 @@ class Settings(BaseSettings):
     price_hot: Decimal = Decimal(6)
     # D17: share of the reveal price paid to the publisher of a contributed contact, in percent.
     revenue_share_percent: Decimal = Decimal(30)
+    # D17: rows an account may contribute per UTC day, every row sent counting (accepted, duplicate
+    # or rejected): it bounds the duplicate answers and the email domains the worker is made to ask.
+    contribution_rows_per_day: int = Field(default=5000, ge=1, le=10_000_000)
+    # Refunds the rules pay an account each UTC month, in credits (reports and bounces; an operator's
+    # confirmation is not limited). 0: the rules refund nothing, the operator decides every refund.
+    refund_monthly_cap: Decimal = Field(default=Decimal(100), ge=0)
 
     # D26 webhooks. Private and loopback targets (and plain http) only for development and tests.
     webhook_allow_private: bool = False

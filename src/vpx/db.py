@@ -97,7 +97,9 @@ class Database:
     so that a transaction that reads and then writes never fails half-way with SQLITE_BUSY. On SQLite,
     reads run in autocommit mode on an engine of their own (no BEGIN, COMMIT or reset hops through
     the driver's thread on the hot paths; in WAL mode they never wait for writers). On PostgreSQL both
-    share one engine. Nothing may write through ``read_sessions``.
+    share one engine. Nothing may write through ``read_sessions``. On SQLite, ``bulk_write_sessions``
+    write as ``write_sessions`` do (same queue, same BEGIN IMMEDIATE) with each statement run in a
+    thread of its connection's own, for the few requests whose transaction is long.
 
     On PostgreSQL with replicas (VPX_DATABASE_REPLICA_URLS), the reads that a moment's lag cannot
     hurt run on them through ``replica_read`` and ``replica_read_session`` (vpx.replicas); every
@@ -113,6 +115,13 @@ class Database:
             prepare_sqlite_file(settings)
             self.read_engine = _sqlite_engine(settings, immediate=None, pool=pool)
             self.write_engine = _sqlite_engine(settings, immediate=True, pool=pool)
+            # Bulk writes: the stock driver, whose statements run in a thread of each connection's
+            # own, so a long transaction leaves the event loop free. An in-memory database is one
+            # connection's own: there they share the write engine.
+            in_memory = settings.sqlite_path() is None
+            self.bulk_write_engine = (
+                self.write_engine if in_memory else _sqlite_engine(settings, immediate=True, pool=pool, inline=False)
+            )
         else:
             # No pre-ping (a round trip per checkout); connections are recycled instead, and one
             # broken by a server restart is discarded on its first error.
@@ -131,9 +140,11 @@ class Database:
             # read and ROLLBACK (the driver keeps autocommit on the client side, so switching costs
             # nothing). Server-side cursors need a transaction: stream from write sessions.
             self.read_engine = self.write_engine.execution_options(isolation_level="AUTOCOMMIT")
+            self.bulk_write_engine = self.write_engine  # asyncpg never holds the event loop
         self._writers = WriterQueue() if self.dialect == "sqlite" else None
         self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
         self.write_sessions = async_sessionmaker(self.write_engine, expire_on_commit=False)
+        self.bulk_write_sessions = async_sessionmaker(self.bulk_write_engine, expire_on_commit=False)
         # Settings refuse replicas with SQLite; engines open no connection before their first read.
         urls = settings.database_replica_urls if self.dialect == "postgresql" else []
         self.replicas = Replicas.of(settings, pool=pool) if urls else None
@@ -187,6 +198,8 @@ class Database:
 
     async def dispose(self) -> None:
         await self.write_engine.dispose()
+        if self.bulk_write_engine is not self.write_engine:
+            await self.bulk_write_engine.dispose()
         if self.read_engine.sync_engine.pool is not self.write_engine.sync_engine.pool:
             await self.read_engine.dispose()
         if self.replicas is not None:
@@ -223,9 +236,11 @@ def prepare_sqlite_file(settings: Settings) -> None:
             )
 
 
-def _sqlite_engine(settings: Settings, *, immediate: bool | None, pool: bool) -> AsyncEngine:
+def _sqlite_engine(settings: Settings, *, immediate: bool | None, pool: bool, inline: bool = True) -> AsyncEngine:
     """A SQLite engine whose transactions begin with BEGIN IMMEDIATE (writes) or, with
-    ``immediate=None``, one in autocommit mode (reads)."""
+    ``immediate=None``, one in autocommit mode (reads). ``inline``: statements run in the event
+    loop's thread (vpx.sqlite_inline); else in a thread per connection (aiosqlite), waiting for the
+    write lock there."""
     kwargs: dict[str, Any] = {}
     if immediate is None:
         # Autocommit: the driver runs each statement on its own; SQLAlchemy's commit and
@@ -236,10 +251,13 @@ def _sqlite_engine(settings: Settings, *, immediate: bool | None, pool: bool) ->
     elif settings.sqlite_path() is not None:
         kwargs.update(pool_size=settings.pool_size, max_overflow=settings.pool_size)
     path = settings.sqlite_path()
-    # Statements run in the event loop's thread, not in a thread per connection (vpx.sqlite_inline).
-    kwargs["async_creator"] = sqlite_inline.connector(
-        str(path) if path is not None else ":memory:", busy_timeout_ms=settings.sqlite_busy_timeout_ms
-    )
+    if inline:
+        # Statements run in the event loop's thread, not in a thread per connection (vpx.sqlite_inline).
+        kwargs["async_creator"] = sqlite_inline.connector(
+            str(path) if path is not None else ":memory:", busy_timeout_ms=settings.sqlite_busy_timeout_ms
+        )
+    else:
+        kwargs["connect_args"] = {"timeout": settings.sqlite_busy_timeout_ms / 1000}
     engine = create_async_engine(settings.database_url, **kwargs)
 
     @event.listens_for(engine.sync_engine, "connect")
@@ -322,10 +340,19 @@ async def write_session(request: Request) -> AsyncIterator[AsyncSession]:
         yield session
 
 
+async def bulk_write_session(request: Request) -> AsyncIterator[AsyncSession]:
+    database = get_database(request)
+    async with database.writer_turn(), request_transaction(database.bulk_write_sessions) as session:
+        yield session
+
+
 # scope="function": the commit happens before the response is sent, so a client that sees a
 # success can rely on it being durable.
 ReadSession = Annotated[AsyncSession, Depends(read_session, scope="function")]
 WriteSession = Annotated[AsyncSession, Depends(write_session, scope="function")]
+# A write session for requests that write in bulk: on SQLite its statements run off the event loop
+# (``Database.bulk_write_engine``), at the cost of a thread hop per call; elsewhere a WriteSession.
+BulkWriteSession = Annotated[AsyncSession, Depends(bulk_write_session, scope="function")]
 
 
 class UtcDateTime(TypeDecorator[datetime]):

@@ -17,6 +17,7 @@ from vpx.models.enrichment import (
 )
 from vpx.models.idempotency import IdempotencyRecord
 from vpx.models.operator import OperatorSession
+from vpx.models.publishers import ContributionDay
 from vpx.models.quality import BadField, ContactReport, DataRefund, ReportAction, SequenceBounce
 from vpx.models.registries import (
     Company,
@@ -61,6 +62,7 @@ __all__ = [
     "Contact",
     "ContactReport",
     "ContactSource",
+    "ContributionDay",
     "DashboardSession",
     "DataRefund",
     "DataSource",

@@ -49,7 +49,10 @@ class RowResult(BaseModel):
     index: int = Field(description="Position of the row in `contacts`, from 0.")
     status: Literal["accepted", "duplicate", "rejected"]
     contact_id: str | None = Field(
-        default=None, description="The new contact (accepted) or the one it duplicates (duplicate)."
+        default=None,
+        description="The new contact (accepted); for a duplicate, the contact it repeats, given only when "
+        "your account contributed or revealed that contact (or it is the contact an earlier row of this "
+        "request became).",
     )
     duplicate_of_index: int | None = Field(default=None, description="An earlier row of this request it repeats.")
     errors: list[FieldError] | None = None

@@ -1,7 +1,9 @@
 """Possible duplicates: pairs of contacts that a matching rule would have joined but conflicting strong
 evidence kept apart (vpx.registries.matching), recorded wherever records are matched (registry
 imports, evidence and signals, contributions) for an operator to merge or dismiss
-(`vpx registries duplicates`).
+(`vpx registries duplicates`). Contributions record a business sent many times as a star: each new
+contact paired with the business's first one (vpx.publishers.dedup), so the pairs grow with the rows,
+not with their square.
 
 Merging moves everything that points at the newer contact (provenance, registry records,
 decision-makers, signals, reveals, auto-buy purchases, research activity, companies) to the kept one,
@@ -46,6 +48,8 @@ from vpx.signals.classification import higher_level
 from vpx.suppression import service as suppression_service
 
 STATUSES = ("open", "merged", "dismissed")
+# Pairs stored per statement: 7 parameters each (PostgreSQL's driver takes at most 32,767).
+RECORD_CHUNK = 250
 # Contact fields a merge fills in the kept contact when they are empty there.
 GAP_FIELDS = (
     "street",
@@ -95,29 +99,32 @@ def held_pairs(targets: Sequence[Target], created: dict[int, int]) -> list[HeldP
 
 
 async def record(session: AsyncSession, pairs: Sequence[HeldPair], *, found_by: str, now: datetime) -> int:
-    """Stores the pairs not stored before (a dismissed pair stays dismissed); returns how many were new."""
-    if not pairs:
-        return 0
-    rows = [
-        {
-            "contact_id": p.contact_id,
-            "other_contact_id": p.other_contact_id,
-            "reason": p.reason,
-            "name_score": p.name_score,
-            "found_by": found_by[:64],
-            "status": "open",
-            "created_at": now,
-        }
-        for p in pairs
-    ]
+    """Stores the pairs not stored before (a dismissed pair stays dismissed); returns how many were new.
+    One statement compiled once, run for each ``RECORD_CHUNK`` pairs: far from the drivers' limits on
+    parameters however many pairs a batch holds."""
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    table = _table(PossibleDuplicate)
     statement = (
-        dialect.insert(PossibleDuplicate)
-        .values(rows)
+        dialect.insert(table)
         .on_conflict_do_nothing(index_elements=["contact_id", "other_contact_id"])
+        .returning(table.c.id)
     )
-    result = await session.execute(statement)
-    return max(int(getattr(result, "rowcount", 0) or 0), 0)
+    new = 0
+    for start in range(0, len(pairs), RECORD_CHUNK):
+        rows = [
+            {
+                "contact_id": p.contact_id,
+                "other_contact_id": p.other_contact_id,
+                "reason": p.reason,
+                "name_score": p.name_score,
+                "found_by": found_by[:64],
+                "status": "open",
+                "created_at": now,
+            }
+            for p in pairs[start : start + RECORD_CHUNK]
+        ]
+        new += len((await session.execute(statement, rows)).all())
+    return new
 
 
 async def record_held_apart(
