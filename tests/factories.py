@@ -32,6 +32,17 @@ class TestAccount:
         return {"X-API-Key": self.keys[key_type]}
 
 
+def details(n: int) -> dict[str, str]:
+    """A phone, an email, a website and a street of their own for the n-th test contact: a reveal
+    sells those four (a contact without them is cheaper, or free)."""
+    return {
+        "phone": f"+1202555{n % 10_000:04d}",
+        "email": f"owner{n}@shop{n}.example",
+        "website": f"https://shop{n}.example",
+        "street": f"{n} Main St",
+    }
+
+
 class Factory:
     def __init__(self, app: FastAPI, clock: FixedClock) -> None:
         self.app = app

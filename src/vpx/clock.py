@@ -35,3 +35,9 @@ def next_month_start(at: datetime) -> datetime:
     if at.month == 12:
         return datetime(at.year + 1, 1, 1, tzinfo=UTC)
     return datetime(at.year, at.month + 1, 1, tzinfo=UTC)
+
+
+def month_start(at: datetime) -> datetime:
+    """The first instant of the UTC calendar month of ``at``."""
+    at = at.astimezone(UTC)
+    return datetime(at.year, at.month, 1, tzinfo=UTC)

@@ -18,7 +18,7 @@ from fastapi import FastAPI
 from sqlalchemy import func, select
 
 from tests.autobuy.support import COLD, RULES, WARM, auto_buy_spent, create_rule, purchases_of
-from tests.factories import Factory
+from tests.factories import Factory, details
 from tests.signals.support import event, ingest
 from tests.test_cli import VPX
 from vpx.models import LedgerEntry, Reveal
@@ -36,8 +36,8 @@ async def _setup(
     rule = await create_rule(client, budgeted.headers("full"), budget_credits=30, daily_cap=20)
     capped = await create_rule(client, poor.headers("full"), daily_cap=20)
     rows = [
-        {"business_name": f"Plumber {n}", "city": "Denver", "state": "CO", "industry": "home-services",
-         "phone": f"+1720555{n:04d}"}
+        {"business_name": f"Plumber {n}", "city": "Denver", "state": "CO", "industry": "home-services"}
+        | details(n) | {"phone": f"+1720555{n:04d}"}
         for n in range(SIGNALS)
     ]  # fmt: skip
     contacts = await factory.contacts(rows)

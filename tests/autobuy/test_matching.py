@@ -22,7 +22,7 @@ from tests.autobuy.support import (
     purchases_of,
     signal_for,
 )
-from tests.factories import Factory
+from tests.factories import Factory, details
 from vpx.clock import FixedClock
 from vpx.models import LedgerEntry, Reveal
 
@@ -33,8 +33,8 @@ HOT = {"budget": "$9k", "timeline": "Q1", "vendor_evaluation": ["A"]}
 
 async def contacts_in(factory: Factory, count: int, **fields: object) -> list[str]:
     rows = [
-        {"business_name": f"Plumber {n}", "city": "Denver", "state": "CO", "industry": "home-services",
-         "phone": f"+1303555{n:04d}"} | fields
+        {"business_name": f"Plumber {n}", "city": "Denver", "state": "CO", "industry": "home-services"}
+        | details(n) | {"phone": f"+1303555{n:04d}"} | fields
         for n in range(count)
     ]  # fmt: skip
     return await factory.contacts(rows)

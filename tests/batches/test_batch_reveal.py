@@ -13,7 +13,7 @@ from fastapi import FastAPI
 from sqlalchemy import func, select
 from standardwebhooks.webhooks import Webhook
 
-from tests.factories import Factory
+from tests.factories import Factory, details
 from tests.webhooks.receiver import Receiver
 from tests.webhooks.support import deliver_round, payload
 from vpx.batches import service as batch_service
@@ -61,7 +61,7 @@ async def test_101_ids_name_the_field(client: httpx.AsyncClient, factory: Factor
 async def test_mixed_batch_is_charged_exactly(app: FastAPI, client: httpx.AsyncClient, factory: Factory) -> None:
     account = await factory.account()  # 25 free credits
     names = ["Hot One", "Known", "Blocked", "Hot Two", "Hot Three", "Warm One", "Hot Four", "Plain One"]
-    ids = {n: await factory.contact(business_name=n, phone=None, email=None) for n in names}
+    ids = {n: await factory.contact(business_name=n, **details(i)) for i, n in enumerate(names)}
     for name in ("Hot One", "Hot Two", "Hot Three", "Hot Four"):
         await factory.set_intent(ids[name], "hot")
     await factory.set_intent(ids["Warm One"], "warm")
@@ -133,7 +133,7 @@ async def test_mixed_batch_is_charged_exactly(app: FastAPI, client: httpx.AsyncC
 
 async def test_idempotent_batch_charges_once(client: httpx.AsyncClient, factory: Factory) -> None:
     account = await factory.account()
-    contacts = [await factory.contact(business_name=f"Shop {i}", phone=None) for i in range(3)]
+    contacts = [await factory.contact(business_name=f"Shop {i}", **details(i)) for i in range(3)]
     headers = {**account.headers(), "Idempotency-Key": "batch-1"}
     first = await client.post(URL, json={"contact_ids": contacts}, headers=headers)
     again = await client.post(URL, json={"contact_ids": contacts}, headers=headers)
@@ -149,7 +149,7 @@ async def test_webhook_mode_delivers_each_result_then_completion(
 ) -> None:
     clock.set(datetime.now(UTC))
     account = await factory.account()
-    contacts = [await factory.contact(business_name=f"Shop {i}", phone=None) for i in range(3)]
+    contacts = [await factory.contact(business_name=f"Shop {i}", **details(i)) for i in range(3)]
     await factory.suppress("contact", contacts[1])
     ids = [*contacts, "ct_424242"]
     response = await client.post(
@@ -200,7 +200,7 @@ async def test_concurrent_batches_never_overspend(
     """Twelve overlapping batches of one account at once, with credits for only some: every contact is
     charged once, the balance never goes below zero, and the ledger adds up."""
     account = await factory.account()  # 25 credits
-    contacts = [await factory.contact(business_name=f"Store {i}", phone=None) for i in range(30)]
+    contacts = [await factory.contact(business_name=f"Store {i}", **details(i)) for i in range(30)]
     for contact in contacts:
         await factory.set_intent(contact, "warm")  # 3 credits each: 8 affordable
     batches = [contacts[i : i + 10] for i in range(0, 30, 5)] * 2
@@ -221,7 +221,7 @@ async def test_batch_spends_free_credits_first_like_single_reveals(
     app: FastAPI, client: httpx.AsyncClient, factory: Factory
 ) -> None:
     account = await factory.account(credits=10)  # 25 free this month + 10 granted
-    contacts = [await factory.contact(business_name=f"Hot {i}", phone=None) for i in range(6)]
+    contacts = [await factory.contact(business_name=f"Hot {i}", **details(i)) for i in range(6)]
     for contact in contacts:
         await factory.set_intent(contact, "hot")
     body = (await client.post(URL, json={"contact_ids": contacts}, headers=account.headers())).json()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from tests.factories import Factory
+from tests.factories import Factory, details
 
 
 async def balance(client: httpx.AsyncClient, headers: dict[str, str]) -> float:
@@ -130,7 +130,7 @@ async def test_no_credits_is_402_and_nothing_changes(client: httpx.AsyncClient, 
     account = await factory.account()
     contact = await factory.contact()
     await factory.set_intent(contact, "hot")
-    cheap = [await factory.contact(business_name=f"Cheap {i}", phone=None) for i in range(22)]
+    cheap = [await factory.contact(business_name=f"Cheap {i}", **details(i)) for i in range(22)]
     for contact_id in cheap:
         assert (
             await client.post(f"/api/v1/contacts/{contact_id}/reveal", headers=account.headers())

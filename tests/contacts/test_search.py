@@ -6,7 +6,7 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from tests.factories import Factory
+from tests.factories import Factory, details
 from vpx.contacts.search import backend_for, postings
 
 
@@ -32,7 +32,10 @@ async def test_get_and_post_share_one_envelope(client: httpx.AsyncClient, factor
         "industry",
         "preview",
         "reveal_cost",
+        "has_phone",
         "has_email",
+        "has_website",
+        "has_address",
         "email_deliverable",
     }
     assert preview["preview"] is True and preview["id"].startswith("ct_")
@@ -272,8 +275,9 @@ async def test_the_envelope_written_directly_is_the_models_json(app: FastAPI, fa
     ids = await factory.demo(120)
     odd = await factory.contacts(
         [
-            {"business_name": 'Café "Zoë" Dental', "city": "San José", "state": "CA", "industry": "dental"},
-            {"business_name": "Back\\slash Dental", "city": "Reno", "state": "NV", "industry": "dental"},
+            {"business_name": 'Café "Zoë" Dental', "city": "San José", "state": "CA", "industry": "dental"}
+            | details(1),
+            {"business_name": "Back\\slash Dental", "city": "Reno", "state": "NV", "industry": "dental"} | details(2),
         ]
     )
     for contact_id, level in zip([*odd, *ids[:3]], ["hot", "warm", "cold", "hot", None], strict=True):

@@ -11,14 +11,15 @@ from decimal import Decimal
 import httpx
 from sqlalchemy import func, select
 
-from tests.factories import Factory
+from tests.factories import Factory, details
 from vpx.models import LedgerEntry, Reveal
 
 
 async def test_200_concurrent_reveals_against_a_balance_of_50(client: httpx.AsyncClient, factory: Factory) -> None:
     account = await factory.account(credits=25)  # 25 free + 25 granted
     rows = [
-        {"business_name": f"Concurrent Co {i}", "city": "Austin", "state": "TX", "industry": "saas"} for i in range(200)
+        {"business_name": f"Concurrent Co {i}", "city": "Austin", "state": "TX", "industry": "saas"} | details(i)
+        for i in range(200)
     ]
     contacts = await factory.contacts(rows)
     responses = await asyncio.gather(

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import httpx
 
-from tests.factories import Factory
+from tests.factories import Factory, details
 
 
 async def ledger(client: httpx.AsyncClient, headers: dict[str, str]) -> list[dict[str, object]]:
@@ -37,7 +37,7 @@ async def test_new_account_starts_with_25_free_credits(client: httpx.AsyncClient
 
 async def test_free_credits_reset_at_the_month_boundary(client: httpx.AsyncClient, factory: Factory) -> None:
     account = await factory.account(credits=10)
-    contacts = [await factory.contact(business_name=f"Shop {i}", phone=None) for i in range(5)]
+    contacts = [await factory.contact(business_name=f"Shop {i}", **details(i)) for i in range(5)]
     for contact in contacts[:3]:
         await client.post(f"/api/v1/contacts/{contact}/reveal", headers=account.headers())
     before = (await client.get("/api/v1/account", headers=account.headers())).json()["balance"]
@@ -69,7 +69,7 @@ async def test_ledger_sums_to_the_balance_and_each_entry_shows_the_balance_after
     client: httpx.AsyncClient, factory: Factory
 ) -> None:
     account = await factory.account(credits=Decimal("7.5"))
-    contacts = [await factory.contact(business_name=f"Firm {i}", phone=None) for i in range(4)]
+    contacts = [await factory.contact(business_name=f"Firm {i}", **details(i)) for i in range(4)]
     await factory.set_intent(contacts[0], "warm")
     for contact in contacts:
         await client.post(f"/api/v1/contacts/{contact}/reveal", headers=account.headers())

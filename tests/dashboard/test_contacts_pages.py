@@ -13,7 +13,7 @@ from sqlalchemy import func, select
 
 from tests.conftest import START
 from tests.dashboard.conftest import Browser
-from tests.factories import Factory
+from tests.factories import Factory, details
 from vpx.credits import service as credit_service
 from vpx.models import Reveal, SuppressionHit
 
@@ -167,7 +167,10 @@ async def test_revealed_contacts_page_through(web: Browser, factory: Factory, mo
     monkeypatch.setattr(contact_pages, "REVEALED_PAGE", 2)
     await web.sign_up()
     ids = await factory.contacts(
-        [{"business_name": f"Page Co {n}", "city": "Boise", "state": "ID", "industry": "legal"} for n in range(3)]
+        [
+            {"business_name": f"Page Co {n}", "city": "Boise", "state": "ID", "industry": "legal"} | details(n)
+            for n in range(3)
+        ]
     )
     for contact in ids:
         await reveal(web, contact)

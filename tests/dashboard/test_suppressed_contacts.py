@@ -43,8 +43,10 @@ async def test_the_count_and_the_csv_of_suppressed_contacts(
     await web.sign_up()
     await other_web.sign_up()
     plumber = await factory.contact()
-    dentist = await factory.contact(business_name="=Bright Smile Dental", phone="+15125550100", email=None)
-    kept = await factory.contact(business_name="Kept Roofing", phone="+13035550155", email=None)
+    dentist = await factory.contact(
+        business_name="=Bright Smile Dental", phone="+15125550100", email="hello@brightsmile.example"
+    )
+    kept = await factory.contact(business_name="Kept Roofing", phone="+13035550155", email="office@kept.example")
     for contact in (plumber, dentist, kept):
         await reveal(web, contact)
     await reveal(other_web, kept)

@@ -31,7 +31,10 @@ PREVIEW_KEYS = {
     "industry",
     "preview",
     "reveal_cost",
+    "has_phone",
     "has_email",
+    "has_website",
+    "has_address",
     "email_deliverable",
 }
 

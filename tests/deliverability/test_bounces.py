@@ -19,6 +19,7 @@ from vpx.clock import FixedClock
 from vpx.config import Settings
 from vpx.deliverability.service import mark_bounced
 from vpx.models import Contact
+from vpx.quality import bounces
 
 __all__ = ["smtp_sink"]  # the SMTP server fixture
 
@@ -53,17 +54,22 @@ async def test_a_hard_bounce_in_one_accounts_sequence_marks_the_email_for_every_
         assert (
             await client.post(f"/api/v1/contacts/{contact_id}/reveal", headers=account.headers())
         ).status_code == 200
-    created = await sequence(client, sender, await mailbox(client, sender, smtp_sink), steps=STEPS[:1])
     smtp_sink.refuse("owner@acme.example", 550, "5.1.1 User unknown")
-    await enroll(client, sender, created["id"], [contact_id])
-    assert await run(app) == 1
-    [shown] = await enrollments(client, sender, created["id"])
-    assert shown["status"] == "bounced"
+    for account in (sender, other):  # one account's mail server alone is not taken for everyone
+        created = await sequence(client, account, await mailbox(client, account, smtp_sink), steps=STEPS[:1])
+        await enroll(client, account, created["id"], [contact_id])
+        assert await run(app) == 1
+        [shown] = await enrollments(client, account, created["id"])
+        assert shown["status"] == "bounced"
+        await bounces.review_pending(app.state.database, settings=app.state.settings, clock=clock)
+        if account is sender:
+            assert await status_seen_by(client, other.headers(), contact_id) != "bounced"
 
     for account in (sender, other):
         assert await status_seen_by(client, account.headers(), contact_id) == "bounced"
     preview = (await client.get(f"/api/v1/contacts/{contact_id}", headers=onlooker.headers())).json()
-    assert preview["has_email"] is True and preview["email_deliverable"] is False
+    # Found bad for everyone: no longer sold (nor shown as deliverable).
+    assert preview["has_email"] is False and preview["email_deliverable"] is False
     async with app.state.database.read_sessions() as session:
         contact = await session.get(Contact, int(contact_id.removeprefix("ct_")))
     assert contact is not None and contact.email_checked_at == clock.now() and contact.email_domain == "acme.example"

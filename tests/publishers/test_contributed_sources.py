@@ -41,6 +41,9 @@ async def contributed(client: httpx.AsyncClient, publisher: factories.TestAccoun
         {
             "business_name": f"Prairie Dental Care {n}",
             "phone": f"+1303555{n:04d}",
+            "email": f"front{n}@prairiedental.example",
+            "website": f"https://prairie{n}.example",
+            "street": f"{n} Pearl St",
             "city": "Boulder",
             "state": "CO",
             "industry": "dental",

@@ -21,6 +21,8 @@ pytestmark = pytest.mark.asyncio
 async def contributed(client: httpx.AsyncClient, headers: dict[str, str], names: list[str], area: str) -> list[str]:
     rows = [
         {"business_name": n, "phone": f"+1{area}555{i:04d}", "city": "Austin", "state": "TX", "industry": "legal"}
+        # Every paid field, so that a reveal costs the whole 1 credit.
+        | {"email": f"office{i}@firm{area}.example", "website": f"https://firm{i}.example", "street": f"{i} Elm St"}
         for i, n in enumerate(names, start=100)
     ]
     response = await client.post("/api/v1/contacts/contribute", json={"contacts": rows}, headers=headers)

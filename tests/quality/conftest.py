@@ -16,4 +16,7 @@ __all__ = ["receiver", "smtp_sink"]
 
 @pytest.fixture
 def settings(database_url: str) -> Settings:
-    return webhook_settings(database_url, mailbox_allow_private=True, admin_token=ADMIN_TOKEN)
+    # The test client is a trusted proxy: each buyer reports from a network of its own (support.report).
+    return webhook_settings(
+        database_url, mailbox_allow_private=True, admin_token=ADMIN_TOKEN, trusted_proxies=["127.0.0.1/32"]
+    )

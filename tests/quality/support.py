@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import hashlib
 from decimal import Decimal
 from typing import Any
 
 import httpx
 from fastapi import FastAPI
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
 from tests.factories import Factory, TestAccount
 from tests.webhooks.receiver import Receiver
 from tests.webhooks.support import payload
 from vpx.clock import Clock
-from vpx.models import LedgerEntry
+from vpx.models import Contact, LedgerEntry
 from vpx.models.quality import ContactReport, DataRefund
 from vpx.quality import bounces
 
@@ -40,6 +41,13 @@ async def reveal(client: httpx.AsyncClient, account: TestAccount, contact_id: st
     assert response.status_code == 200, response.text
 
 
+def network_of(account: TestAccount) -> str:
+    """A documentation address (RFC 3849) in a /48 of the account's own: reports from two accounts come
+    from two networks unless a test says otherwise."""
+    digest = hashlib.sha256(account.id.encode()).hexdigest()
+    return f"2001:db8:{digest[:4]}::7"
+
+
 async def report(
     client: httpx.AsyncClient,
     account: TestAccount,
@@ -50,11 +58,14 @@ async def report(
     note: str | None = None,
     status: int = 200,
     key_type: str = "live",
+    address: str | None = None,
 ) -> dict[str, Any]:
+    """The account reports the field, from ``address`` (by default an address of its own network)."""
     body: dict[str, Any] = {"field": field, "problem": problem}
     if note is not None:
         body["note"] = note
-    response = await client.post(f"/api/v1/contacts/{contact_id}/report", json=body, headers=account.headers(key_type))
+    headers = {**account.headers(key_type), "X-Forwarded-For": address or network_of(account)}
+    response = await client.post(f"/api/v1/contacts/{contact_id}/report", json=body, headers=headers)
     assert response.status_code == status, response.text
     found: dict[str, Any] = response.json()
     return found
@@ -92,6 +103,14 @@ async def refund_rows(app: FastAPI) -> list[tuple[str, int, str, Decimal, str]]:
 async def report_count(app: FastAPI) -> int:
     async with app.state.database.read_sessions() as session:
         return int(await session.scalar(select(func.count()).select_from(ContactReport)) or 0)
+
+
+async def set_email_status(app: FastAPI, contact_id: str, status: str) -> None:
+    """What the worker's MX check would write (``no_mx``: the address's domain takes no mail)."""
+    async with app.state.database.write_sessions() as session, session.begin():
+        await session.execute(
+            update(Contact).where(Contact.id == int(contact_id.removeprefix("ct_"))).values(email_status=status)
+        )
 
 
 async def review_bounces(app: FastAPI, clock: Clock | None = None) -> int:

@@ -1,8 +1,10 @@
 """A hard bounce (a real SMTP server on loopback answering 550) in one account's sequence: that account
 is refunded the email's share of its reveal exactly once when the bounce came within 30 days of the
-reveal, the email is marked bounced for every account, every buyer is told (contact.corrected, a real
-HTTP receiver), and a report of the email, before or after, is confirmed and refunded. Driven in
-process here; tests/quality/test_real_processes.py runs the same through a real `vpx worker`."""
+reveal. A customer's own mail server can fake a 550, so only a corroborated bounce (the MX check finds
+no mail for the domain, or an unrelated paying account's sequence bounces too) marks the email
+bounced for every account, tells every buyer (contact.corrected, a real HTTP receiver), and confirms
+and refunds a report of the email, before or after. Driven in process here;
+tests/quality/test_real_processes.py runs the same through a real `vpx worker`."""
 
 from __future__ import annotations
 
@@ -26,6 +28,7 @@ from tests.quality.support import (
     report,
     reveal,
     review_bounces,
+    set_email_status,
 )
 from tests.sequences.smtp_server import SmtpSink
 from tests.sequences.test_sequences import MONDAY_9AM_UTC, STEPS, enroll, mailbox, run, sequence
@@ -73,6 +76,16 @@ async def test_a_bounce_in_one_accounts_sequence_refunds_it_once_and_tells_every
     assert entry["amount"] == 0.25 and entry["reference"] == contact
     assert "email" in entry["description"] and "bounced in your sequence" in entry["description"]
     assert await refunds(client, other) == [] and await refunds(client, onlooker) == []
+    # One account's mail server alone is not believed for everyone: nobody else is told.
+    for account in (sender, other):
+        assert await email_status(client, account, contact) != "bounced"
+    await deliver_round(app)
+    assert corrected(receiver, "/sender") == [] and corrected(receiver, "/other") == []
+
+    # An unrelated paying account's sequence bounces it too: corroborated, bounced for everyone.
+    await bounce_in_sequence(app, client, other, smtp_sink, contact)
+    assert await review_bounces(app) == 1
+    assert [e["amount"] for e in await refunds(client, other)] == [0.25]
     for account in (sender, other):
         assert await email_status(client, account, contact) == "bounced"
 
@@ -104,6 +117,7 @@ async def test_a_bounce_past_30_days_after_the_reveal_marks_the_email_but_refund
     contact = await factory.contact(email=EMAIL)
     await reveal(client, sender, contact)
     clock.set(MONDAY_9AM_UTC + timedelta(days=31))
+    await set_email_status(app, contact, "no_mx")  # the MX check corroborates the bounce
     await bounce_in_sequence(app, client, sender, smtp_sink, contact)
     assert await review_bounces(app) == 1
     assert await refunds(client, sender) == []
@@ -120,6 +134,7 @@ async def test_a_bounce_and_a_report_refund_the_reporter(
     opened = await report(client, early, contact, "email", "wrong")
     assert opened["status"] == "open"
 
+    await set_email_status(app, contact, "no_mx")  # the MX check corroborates the bounce
     await bounce_in_sequence(app, client, sender, smtp_sink, contact)
     await review_bounces(app)
     settled = await report(client, early, contact, "email", "wrong")
@@ -164,4 +179,36 @@ async def test_a_bounce_of_another_address_changes_nothing(
         )
     assert await review_bounces(app) == 1
     assert await refunds(client, sender) == [] and await refund_rows(app) == []
+    assert await email_status(client, sender, contact) != "bounced"
+
+
+async def test_a_bounce_believed_later_when_the_mx_check_finds_the_domain_dead(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory, smtp_sink: SmtpSink, receiver: Receiver
+) -> None:
+    sender, other = [await buyer(client, factory, receiver, n) for n in ("sender", "other")]
+    contact = await factory.contact(email=EMAIL)
+    for account in (sender, other):
+        await reveal(client, account, contact)
+    await bounce_in_sequence(app, client, sender, smtp_sink, contact)
+    assert await review_bounces(app) == 1
+    assert await email_status(client, other, contact) != "bounced"
+    assert await review_bounces(app) == 0  # nothing new: not looked at again
+    await set_email_status(app, contact, "no_mx")  # the worker's MX check, later
+    assert await review_bounces(app) == 1 and await review_bounces(app) == 0
+    assert await email_status(client, other, contact) == "bounced"
+    assert [e["amount"] for e in await refunds(client, sender)] == [0.25]  # paid once, not twice
+    await deliver_round(app)
+    assert len(corrected(receiver, "/other")) == 1
+
+
+async def test_a_free_accounts_own_bounce_refunds_free_credits_only(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory, smtp_sink: SmtpSink
+) -> None:
+    sender = await factory.account(name="free sender")  # never paid: 25 free credits
+    contact = await factory.contact(email=EMAIL)
+    await reveal(client, sender, contact)
+    await bounce_in_sequence(app, client, sender, smtp_sink, contact)
+    assert await review_bounces(app) == 1
+    shown = (await client.get("/api/v1/account", headers=sender.headers("ro"))).json()["balance"]
+    assert shown == {"free": 24.25, "paid": 0, "total": 24.25}
     assert await email_status(client, sender, contact) != "bounced"

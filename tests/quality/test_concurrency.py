@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from sqlalchemy import func, select
 
 from tests.factories import Factory
-from tests.quality.support import balance, ledger_total, refund_rows, reveal, review_bounces
+from tests.quality.support import balance, ledger_total, network_of, refund_rows, reveal, review_bounces
 from vpx.clock import FixedClock
 from vpx.models import LedgerEntry, WebhookDelivery
 from vpx.models.quality import BadField, ContactReport, SequenceBounce
@@ -54,7 +54,7 @@ async def test_fifty_buyers_reports_and_bounces_racing_refund_each_reveal_at_mos
             await client.post(
                 f"/api/v1/contacts/{contact}/report",
                 json={"field": field, "problem": "wrong"},
-                headers=account.headers(),
+                headers={**account.headers(), "X-Forwarded-For": network_of(account)},
             )
             for field in fields
         ]

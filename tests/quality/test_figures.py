@@ -86,8 +86,8 @@ async def test_quality_figures_from_the_cli_and_the_admin_api(
     assert figures["reports"] == {"opened": 4, "open": 1, "confirmed": 2, "dismissed": 1}
     month = clock.now().strftime("%Y-%m")
     assert figures["refunds_by_month"] == [
-        {"month": month, "count": 2, "credits": 1}
-    ]  # two reporters, half each (phone and email are its fields)
+        {"month": month, "count": 2, "credits": 0.5}
+    ]  # two reporters, a quarter each: phone and email are its fields, so its price is half a credit
 
     over_http = await client.get("/api/v1/admin/quality", headers=ADMIN)
     assert over_http.status_code == 200, over_http.text

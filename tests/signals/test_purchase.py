@@ -13,7 +13,7 @@ import pytest
 from fastapi import FastAPI
 from sqlalchemy import func, select
 
-from tests.factories import Factory
+from tests.factories import Factory, details
 from tests.signals.support import event, ingest
 from vpx.models import LedgerEntry, Reveal
 
@@ -109,7 +109,10 @@ async def test_not_enough_credits_is_402(app: FastAPI, client: httpx.AsyncClient
     [signal] = (await ingest(app, [event(contact_id=contact, business=None, evidence=HOT)])).signal_ids
     account = await factory.account()
     others = await factory.contacts(
-        [{"business_name": f"Spend Co {i}", "city": "Austin", "state": "TX", "industry": "saas"} for i in range(21)]
+        [
+            {"business_name": f"Spend Co {i}", "city": "Austin", "state": "TX", "industry": "saas"} | details(i)
+            for i in range(21)
+        ]
     )
     for other in others:
         assert (await client.post(f"/api/v1/contacts/{other}/reveal", headers=account.headers())).status_code == 200
@@ -136,7 +139,7 @@ async def test_concurrent_purchases_charge_exactly(app: FastAPI, client: httpx.A
     # 40 contacts with a warm signal each (3 credits), 30 credits to spend: exactly 10 purchases succeed.
     contacts = await factory.contacts(
         [
-            {"business_name": f"Race Co {i}", "city": "Austin", "state": "TX", "industry": "saas", "phone": None}
+            {"business_name": f"Race Co {i}", "city": "Austin", "state": "TX", "industry": "saas"} | details(i)
             for i in range(40)
         ]
     )

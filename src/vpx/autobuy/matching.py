@@ -134,7 +134,7 @@ async def _buy(session: AsyncSession, rule: AutoBuyRule, signal: SignalRecord, c
     contact = await session.get(Contact, signal.contact_id, populate_existing=True)
     if contact is None:
         return
-    price = contact_service.reveal_price(contact.intent_level, settings)
+    price = contact_service.reveal_price(contact, settings)
     remaining = rule_service.budget_remaining(rule)
     if remaining is not None and price > remaining:
         return  # never past the budget; a cheaper contact may still fit

@@ -40,7 +40,7 @@ class HeldBalance:
     entries: list[dict[str, Any]] = field(default_factory=list)
     changed: bool = False
 
-    def spend(self, amount: Decimal, *, kind: str, reference: str | None, description: str) -> credit_service.Balance:
+    def spend(self, amount: Decimal, *, kind: str, reference: str | None, description: str) -> credit_service.Debit:
         """As ``credits.service.spend``: free credits first (D8), never below zero (D11)."""
         total = self.free + self.paid
         if amount > total:
@@ -63,7 +63,7 @@ class HeldBalance:
                 "created_at": self.now,
             }
         )
-        return credit_service.Balance(free=self.free, paid=self.paid)
+        return credit_service.Debit(free=self.free, paid=self.paid, from_free=from_free)
 
 
 @dataclass
@@ -95,7 +95,18 @@ class RevealPrefetch:
             held.changed = False
         if self.new_reveals:
             rows = [
-                {c: getattr(r, c) for c in ("account_id", "contact_id", "credits_charged", "channel", "created_at")}
+                {
+                    c: getattr(r, c)
+                    for c in (
+                        "account_id",
+                        "contact_id",
+                        "credits_charged",
+                        "channel",
+                        "created_at",
+                        "free_spent",
+                        "fields_sold",
+                    )
+                }
                 for r in self.new_reveals
             ]
             await session.execute(insert(Reveal), rows)

@@ -22,7 +22,7 @@ from datetime import datetime
 from decimal import ROUND_DOWN, Decimal
 from typing import Any, cast
 
-from sqlalchemy import BigInteger, Table, and_, bindparam, exists, func, or_, select, text
+from sqlalchemy import BigInteger, SmallInteger, Table, and_, bindparam, exists, func, or_, select, text, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
@@ -31,6 +31,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from vpx import metrics
 from vpx.clock import month_key
 from vpx.config import Settings
+from vpx.contacts import pricing
 from vpx.contacts.schemas import Address, License, RevealedContact, SourceRef
 from vpx.credits import service as credit_service
 from vpx.db import Database, UtcDateTime
@@ -74,6 +75,7 @@ _CONTACT_COLUMNS = [
         "status",
         "intent_level",
         "publisher_account_id",
+        "bad_fields",
     )
 ]
 
@@ -121,25 +123,22 @@ _SNAPSHOT = (
     .order_by(_sources.c.id)
 )
 
-# PostgreSQL: the whole charge of a plain reveal as one statement, so one round trip in autocommit
-# mode instead of BEGIN, three statements and COMMIT. The debit decides: no row back means the
-# balance is short or the free month has turned (the transactional path handles both); a reveal
-# row that already exists (a concurrent twin) fails the statement on the unique pair, debit
-# included, and the reveal is a free repeat (D10). SET sees the row before the update, as in
-# vpx.credits.service's debit.
+# PostgreSQL: the whole charge of a plain reveal paid from carried-over credits as one statement,
+# so one round trip in autocommit mode instead of BEGIN, four statements and COMMIT. The debit
+# decides: no row back means the balance is short, the free month has turned, or the account has
+# free credits after all (the transactional path handles each, and knows what came from free
+# credits); a reveal row that already exists (a concurrent twin) fails the statement on the unique
+# pair, debit included, and the reveal is a free repeat (D10).
 _CHARGE_POSTGRESQL = (
     text(
         """
     WITH debit AS (
-        UPDATE accounts SET
-            free_credits = CASE WHEN free_credits >= :price THEN free_credits - :price ELSE 0 END,
-            paid_credits = CASE WHEN free_credits >= :price THEN paid_credits
-                                ELSE paid_credits - (:price - free_credits) END
-        WHERE id = :account_id AND free_period = :period AND free_credits + paid_credits >= :price
+        UPDATE accounts SET paid_credits = paid_credits - :price
+        WHERE id = :account_id AND free_period = :period AND free_credits = 0 AND paid_credits >= :price
         RETURNING free_credits, paid_credits
     ), revealed AS (
-        INSERT INTO reveals (account_id, contact_id, credits_charged, channel, created_at)
-        SELECT :account_id, :contact_id, :price, :channel, :now FROM debit
+        INSERT INTO reveals (account_id, contact_id, credits_charged, channel, created_at, fields_sold)
+        SELECT :account_id, :contact_id, :price, :channel, :now, :fields FROM debit
         RETURNING id
     ), entry AS (
         INSERT INTO ledger_entries (account_id, kind, amount, balance_after, reference, description, created_at)
@@ -153,6 +152,7 @@ _CHARGE_POSTGRESQL = (
         bindparam("price", type_=CreditsType()),
         bindparam("now", type_=UtcDateTime()),
         bindparam("contact_id", type_=BigInteger()),
+        bindparam("fields", type_=SmallInteger()),
     )
     .columns(free_credits=CreditsType(), paid_credits=CreditsType())
 )
@@ -163,23 +163,13 @@ _REVEAL_VALUES: dict[str, Any] = {
     "credits_charged": bindparam("price", type_=CreditsType()),
     "channel": bindparam("channel"),
     "created_at": bindparam("now", type_=UtcDateTime()),
+    "fields_sold": bindparam("fields"),
 }
 # INSERT … ON CONFLICT DO NOTHING RETURNING id, per dialect: None back means the pair exists.
 _INSERT_REVEAL = {
     dialect: build(_reveals).values(_REVEAL_VALUES).on_conflict_do_nothing().returning(_reveals.c.id)
     for dialect, build in (("postgresql", postgresql_insert), ("sqlite", sqlite_insert))
 }
-
-
-def reveal_price(intent_level: str | None, settings: Settings) -> Decimal:
-    """D9: 1 credit, unless the contact has a live signal; then its highest intent tier sets the price."""
-    if intent_level == "hot":
-        return settings.price_hot
-    if intent_level == "warm":
-        return settings.price_warm
-    if intent_level == "cold":
-        return settings.price_cold
-    return settings.price_default
 
 
 async def lock_accounts(session: AsyncSession, account_ids: Iterable[str]) -> None:
@@ -206,20 +196,32 @@ def revenue_share(price: Decimal, settings: Settings) -> Decimal:
 def revealed_record(
     row: Any, sources: list[SourceRef], *, revealed_at: datetime, charged: Decimal, remaining: Decimal
 ) -> RevealedContact:
-    """D14's full record, from a row with the contact's columns."""
+    """D14's full record, from a row with the contact's columns (a ``Contact`` or a row of them). A
+    value found bad is not shown (``bad_fields`` names it): nobody is sold it again."""
+    bad = int(row.bad_fields or 0) & pricing.fields_present(row)
+
+    def shown(name: str, value: str | None) -> str | None:
+        return None if bad & pricing.FIELD_BITS[name] else value
+
+    street = shown("address", row.street)
     return RevealedContact(
         id=public_number_id("ct", row.id),
         business_name=row.business_name,
         city=row.city,
         state=row.state,
         industry=row.industry,
-        phone=row.phone,
-        email=row.email,
+        phone=shown("phone", row.phone),
+        email=shown("email", row.email),
         **email_checks.revealed_fields(row),
-        website=row.website,
+        website=shown("website", row.website),
         address=Address(
-            street=row.street, city=row.city, state=row.state, postal_code=row.postal_code, country=row.country
+            street=street,
+            city=row.city,
+            state=row.state,
+            postal_code=row.postal_code if street is not None or row.street is None else None,
+            country=row.country,
         ),
+        bad_fields=pricing.field_names(bad),
         specialty=row.specialty,
         license=License(type=row.license_type, number=row.license_number, state=row.license_state),
         sources=sources,
@@ -291,7 +293,11 @@ async def reveal_one(
             session, account_id=account_id, contact_id=number, suppression_id=hit.id, now=now
         )
         metrics.observe_reveal("suppressed", Decimal(0))
-        raise Suppressed(f"Contact {contact_id} is on the suppression list ({hit.reason}); nothing was charged.")
+        raise Suppressed(
+            suppression_service.refusal(
+                public_id, hit.reason, revealed=row.revealed_at is not None, outcome="nothing was charged"
+            )
+        )
     sources = [
         SourceRef(registry=r.registry, record_id=r.record_id, file_date=r.file_date)
         for r in rows
@@ -300,7 +306,8 @@ async def reveal_one(
 
     revealed_at = row.revealed_at
     if revealed_at is None:
-        price = reveal_price(row.intent_level, settings)
+        fields = pricing.fields_for_sale(row)
+        price = pricing.price_of(row.intent_level, fields, settings)
         publisher = row.publisher_account_id if row.publisher_account_id not in (None, account_id) else None
         description = ledger_description or f"Reveal of {public_id} ({row.business_name})"
         charge = {
@@ -313,6 +320,7 @@ async def reveal_one(
             "kind": ledger_kind,
             "reference": public_id,
             "description": description,
+            "fields": fields,
         }
         if (
             standalone is not None
@@ -320,6 +328,8 @@ async def reveal_one(
             and publisher is None
             and not row.has_endpoint
             and row.free_period == charge["period"]
+            and row.free_credits == 0
+            and price > 0
         ):
             try:
                 async with standalone.autocommit_engine.connect() as writer:
@@ -403,6 +413,29 @@ async def _earlier_reveal(session: AsyncSession, account_id: str, contact_id: in
     return cast(datetime, found)
 
 
+async def charge_for(
+    session: AsyncSession, reveal_id: int, charge: dict[str, Any], settings: Settings
+) -> credit_service.Balance:
+    """The debit of a reveal row just written (none for a reveal that sells nothing), and what it
+    took from free credits noted on the row (a refund gives that part back as free credits)."""
+    account_id, price, now = charge["account_id"], charge["price"], charge["now"]
+    if price <= 0:
+        return await credit_service.refresh_free_credits(session, account_id=account_id, now=now, settings=settings)
+    debit = await credit_service.spend(
+        session,
+        account_id=account_id,
+        amount=price,
+        kind=charge["kind"],
+        reference=charge["reference"],
+        description=charge["description"],
+        now=now,
+        settings=settings,
+    )
+    if debit.from_free > 0:
+        await session.execute(update(_reveals).where(_reveals.c.id == reveal_id).values(free_spent=debit.from_free))
+    return debit
+
+
 async def _charge_in_transaction(
     session: AsyncSession,
     row: Any,
@@ -421,16 +454,7 @@ async def _charge_in_transaction(
     inserted = (await connection.execute(_INSERT_REVEAL[connection.dialect.name], charge)).scalar()
     if inserted is None:
         return None
-    balance = await credit_service.spend(
-        session,
-        account_id=account_id,
-        amount=price,
-        kind=charge["kind"],
-        reference=public_id,
-        description=charge["description"],
-        now=now,
-        settings=settings,
-    )
+    balance = await charge_for(session, inserted, charge, settings)
     record = revealed_record(row, sources, revealed_at=now, charged=price, remaining=balance.total)
     await settle(
         session,

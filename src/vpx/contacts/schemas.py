@@ -22,8 +22,14 @@ class ContactPreview(BaseModel):
     state: str = Field(description="Two-letter USPS state code.")
     industry: str = Field(description="One of the 46 verticals.")
     preview: Literal[True] = True
-    reveal_cost: Credits = Field(description="Credits a reveal of this contact costs now.")
-    has_email: bool = Field(description="Whether the contact has an email address; the address comes with a reveal.")
+    reveal_cost: Credits = Field(
+        description="Credits a reveal of this contact costs now: its intent tier's price for a contact with a "
+        "phone, an email, a website and a street address, that price's share for each of them it has otherwise."
+    )
+    has_phone: bool = Field(description="Whether a reveal includes a phone number.")
+    has_email: bool = Field(description="Whether a reveal includes an email address.")
+    has_website: bool = Field(description="Whether a reveal includes a website.")
+    has_address: bool = Field(description="Whether a reveal includes a street address (city and state are shown here).")
     email_deliverable: bool = Field(
         description="Whether mail to that address can be expected to arrive: its domain has a mail exchanger "
         "and no sequence saw the address bounce for good. False without an email or while it is not checked yet."
@@ -107,6 +113,14 @@ class SourceRef(BaseModel):
     file_date: date | None
 
 
+class SuppressionMark(BaseModel):
+    reason: Literal["opt_out", "do_not_contact", "fcra", "unsubscribed"] = Field(
+        description="Why, as a class: `opt_out` (the person asked), `do_not_contact`, `fcra` (a regulated record), "
+        "`unsubscribed` (an unsubscribe from a sequence, where the operator makes those apply to everyone)."
+    )
+    since: datetime = Field(description="When the contact was put on the list.")
+
+
 class RevealedContact(BaseModel):
     id: str
     business_name: str
@@ -130,6 +144,16 @@ class RevealedContact(BaseModel):
     email_checked_at: datetime | None = Field(description="When `email_status` was last worked out; null before.")
     website: str | None
     address: Address
+    bad_fields: list[Literal["phone", "email", "website", "address"]] = Field(
+        default_factory=list,
+        description="Fields whose value was found wrong (buyers' reports, an email that bounced, or the operator): "
+        "not shown above, and not charged for in later reveals.",
+    )
+    suppressed: SuppressionMark | None = Field(
+        default=None,
+        description="Set when the contact has been put on the suppression list since you revealed it: stop "
+        "contacting it and delete it from your systems (also announced by `contact.suppressed`). Null otherwise.",
+    )
     specialty: str | None
     license: License
     sources: list[SourceRef]

@@ -12,21 +12,20 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx import metrics
 from vpx.config import Settings
-from vpx.contacts import reveal
+from vpx.contacts import pricing, reveal
+from vpx.contacts.pricing import reveal_price as reveal_price
 
 # Re-exported: batch reveals, auto-buy and signals price and lock through this module.
 from vpx.contacts.reveal import RevealOutcome as RevealOutcome
 from vpx.contacts.reveal import lock_accounts as lock_accounts
-from vpx.contacts.reveal import reveal_price as reveal_price
 from vpx.contacts.reveal import revenue_share as revenue_share
 from vpx.contacts.schemas import (
-    Address,
     ContactPreview,
     Interpretation,
-    License,
     RevealedContact,
     SearchResult,
     SourceRef,
+    SuppressionMark,
 )
 from vpx.contacts.search import Reader, SearchBackend, SearchQuery
 from vpx.credits import service as credit_service
@@ -36,6 +35,7 @@ from vpx.errors import NotFound, Suppressed
 from vpx.ids import parse_number_id, public_number_id
 from vpx.models import Contact, ContactSource, Reveal
 from vpx.suppression import service as suppression_service
+from vpx.suppression.reasons import reason_class
 
 if TYPE_CHECKING:
     from vpx.batches.prefetch import RevealPrefetch
@@ -52,7 +52,7 @@ def _preview(
     state: str,
     industry: str,
     price: Decimal,
-    has_email: bool,
+    for_sale: int,
     email_deliverable: bool,
 ) -> ContactPreview:
     # Built from database values of known types: no validation (a page of 25 previews validated
@@ -64,20 +64,25 @@ def _preview(
         state=state,
         industry=industry,
         reveal_cost=price,
-        has_email=has_email,
+        has_phone=bool(for_sale & pricing.FIELD_BITS["phone"]),
+        has_email=bool(for_sale & pricing.FIELD_BITS["email"]),
+        has_website=bool(for_sale & pricing.FIELD_BITS["website"]),
+        has_address=bool(for_sale & pricing.FIELD_BITS["address"]),
         email_deliverable=email_deliverable,
     )
 
 
+def _sale(row: Any, settings: Settings) -> tuple[Decimal, int, bool]:
+    """The price, the fields a reveal sells, and whether the email it sells is deliverable."""
+    for_sale = pricing.fields_for_sale(row)
+    deliverable = bool(for_sale & pricing.FIELD_BITS["email"]) and email_checks.deliverable(row.email, row.email_status)
+    return pricing.price_of(row.intent_level, for_sale, settings), for_sale, deliverable
+
+
 def preview_of(row: Any, settings: Settings) -> ContactPreview:
-    """A preview from a contacts row (a ``Contact`` or a row of the search's preview columns). The
-    email stays paid: only whether there is one and whether it is deliverable."""
-    price = reveal_price(row.intent_level, settings)
-    return _preview(row.id, row.business_name, row.city, row.state, row.industry, price, *_email_booleans(row))
-
-
-def _email_booleans(row: Any) -> tuple[bool, bool]:
-    return row.email is not None, email_checks.deliverable(row.email, row.email_status)
+    """A preview from a contacts row (a ``Contact`` or a row of the search's preview columns): which
+    fields a reveal sells, never their values, and whether the email is deliverable."""
+    return _preview(row.id, row.business_name, row.city, row.state, row.industry, *_sale(row, settings))
 
 
 async def search_contacts(
@@ -101,10 +106,10 @@ def _preview_json(
     state: str,
     industry: str,
     price: Decimal,
-    has_email: bool,
+    for_sale: int,
     email_deliverable: bool,
 ) -> bytes:
-    preview = _preview(contact_id, business_name, city, state, industry, price, has_email, email_deliverable)
+    preview = _preview(contact_id, business_name, city, state, industry, price, for_sale, email_deliverable)
     return preview.__pydantic_serializer__.to_json(preview)
 
 
@@ -125,8 +130,7 @@ async def search_contacts_json(
             row.city,
             row.state,
             row.industry,
-            reveal_price(row.intent_level, settings),
-            *_email_booleans(row),
+            *_sale(row, settings),
         )
         for row in page.rows
     )
@@ -167,29 +171,12 @@ async def revealed_view(
     remaining: Decimal,
     sources: list[SourceRef] | None = None,
 ) -> RevealedContact:
-    return RevealedContact(
-        id=contact_public_id(contact.id),
-        business_name=contact.business_name,
-        city=contact.city,
-        state=contact.state,
-        industry=contact.industry,
-        phone=contact.phone,
-        email=contact.email,
-        **email_checks.revealed_fields(contact),
-        website=contact.website,
-        address=Address(
-            street=contact.street,
-            city=contact.city,
-            state=contact.state,
-            postal_code=contact.postal_code,
-            country=contact.country,
-        ),
-        specialty=contact.specialty,
-        license=License(type=contact.license_type, number=contact.license_number, state=contact.license_state),
-        sources=sources if sources is not None else await sources_of(session, contact.id),
+    return reveal.revealed_record(
+        contact,
+        sources if sources is not None else await sources_of(session, contact.id),
         revealed_at=revealed_at,
-        credits_charged=charged,
-        credits_remaining=remaining,
+        charged=charged,
+        remaining=remaining,
     )
 
 
@@ -249,36 +236,50 @@ async def reveal_contact(
     contact = await _contact_of(session, contact_id, prefetch)
     if prefetch is not None:
         hit = prefetch.suppressions.get(contact.id)
+        previous = prefetch.reveals.get(contact.id)
     else:
         hit = await suppression_service.find_suppression(session, contact)
+        previous = await find_reveal(session, account_id=account_id, contact_id=contact.id)
     if hit is not None:
         await suppression_service.record_hit(
             session, account_id=account_id, contact_id=contact.id, suppression_id=hit.id, now=now
         )
         metrics.observe_reveal("suppressed", Decimal(0))
-        raise Suppressed(f"Contact {contact_id} is on the suppression list ({hit.reason}); nothing was charged.")
+        raise Suppressed(
+            suppression_service.refusal(
+                contact_public_id(contact.id), hit.reason, revealed=previous is not None, outcome="nothing was charged"
+            )
+        )
 
-    if prefetch is not None:
-        previous = prefetch.reveals.get(contact.id)
-    else:
-        previous = await find_reveal(session, account_id=account_id, contact_id=contact.id)
     if previous is None:
         publisher = contact.publisher_account_id if contact.publisher_account_id != account_id else None
-        price = reveal_price(contact.intent_level, settings)
+        fields = pricing.fields_for_sale(contact)
+        price = pricing.price_of(contact.intent_level, fields, settings)
         public_id = contact_public_id(contact.id)
         description = ledger_description or f"Reveal of {public_id} ({contact.business_name})"
         new_reveal = Reveal(
-            account_id=account_id, contact_id=contact.id, credits_charged=price, channel=channel, created_at=now
+            account_id=account_id,
+            contact_id=contact.id,
+            credits_charged=price,
+            channel=channel,
+            created_at=now,
+            fields_sold=fields,
+            free_spent=Decimal(0),
         )
+        balance: credit_service.Balance
         if prefetch is not None:
             # The batch holds the buyer's row and its balance: charged in memory (a shortfall raises
             # with nothing written), written with the reveal rows in one go at the batch's end.
-            balance = prefetch.balance.spend(price, kind=ledger_kind, reference=public_id, description=description)
+            if price > 0:
+                debit = prefetch.balance.spend(price, kind=ledger_kind, reference=public_id, description=description)
+                balance, new_reveal.free_spent = debit, debit.from_free
+            else:
+                balance = credit_service.Balance(free=prefetch.balance.free, paid=prefetch.balance.paid)
             prefetch.record_reveal(new_reveal)
-        else:
+        elif price > 0:
             # No other transaction can reveal for this account while the caller holds its row: charge
             # first (a shortfall raises with nothing written), then record the reveal.
-            balance = await credit_service.spend(
+            debit = await credit_service.spend(
                 session,
                 account_id=account_id,
                 amount=price,
@@ -287,6 +288,12 @@ async def reveal_contact(
                 description=description,
                 now=now,
                 settings=settings,
+            )
+            balance, new_reveal.free_spent = debit, debit.from_free
+            session.add(new_reveal)
+        else:
+            balance = await credit_service.refresh_free_credits(
+                session, account_id=account_id, now=now, settings=settings
             )
             session.add(new_reveal)
         view = await revealed_view(
@@ -329,12 +336,19 @@ async def reveal_contact(
 async def contact_for_account(
     session: AsyncSession, *, account_id: str, contact_id: str, now: datetime, settings: Settings
 ) -> ContactPreview | RevealedContact:
-    """D14: the full record to an account that revealed the contact, else the preview."""
+    """D14: the full record to an account that revealed the contact, else the preview. A suppressed
+    contact has left previews (404 to anyone who did not reveal it); its buyers see it marked."""
     contact = await load_contact(session, contact_id)
     previous = await find_reveal(session, account_id=account_id, contact_id=contact.id)
     if previous is None:
+        if contact.suppressed:
+            raise NotFound(f"No contact {contact_id}.")
         return preview_of(contact, settings)
     balance = await credit_service.effective_balance(session, account_id=account_id, now=now, settings=settings)
-    return await revealed_view(
+    view = await revealed_view(
         session, contact, revealed_at=previous.created_at, charged=Decimal(0), remaining=balance.total
     )
+    entry = await suppression_service.find_suppression(session, contact) if contact.suppressed else None
+    if entry is not None:
+        view.suppressed = SuppressionMark(reason=reason_class(entry.reason), since=entry.created_at)
+    return view

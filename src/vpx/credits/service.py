@@ -1,8 +1,9 @@
 """Every change of a balance goes through here and leaves a ledger entry with the balance after it.
 
-Balances change only by single conditional UPDATE statements, so no interleaving of concurrent
-requests can take a balance below zero (D11): on PostgreSQL the row lock taken by the UPDATE
-orders them, on SQLite the write transaction does.
+A balance changes only on its row locked first (PostgreSQL: FOR NO KEY UPDATE; SQLite's write
+transaction holds the database), so no interleaving of concurrent requests can take it below zero
+(D11), and what a spend took from free credits is known exactly: a refund gives credits back to the
+pool they came from.
 """
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
-from typing import Any
 
-from sqlalchemy import Table, bindparam, case, insert, literal, select, update
+from sqlalchemy import Table, bindparam, insert, literal, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.clock import month_key
@@ -91,6 +91,13 @@ async def refresh_free_credits(session: AsyncSession, *, account_id: str, now: d
     return Balance(free=allowance, paid=locked.paid_credits)
 
 
+@dataclass(frozen=True)
+class Debit(Balance):
+    """The balance after a spend, and how much of the amount came from free credits."""
+
+    from_free: Decimal = ZERO
+
+
 async def spend(
     session: AsyncSession,
     *,
@@ -101,7 +108,7 @@ async def spend(
     description: str,
     now: datetime,
     settings: Settings,
-) -> Balance:
+) -> Debit:
     """Takes ``amount`` from the balance, free credits first; raises InsufficientCredits, changing
     nothing, when the balance is short."""
     if amount <= 0:
@@ -117,7 +124,6 @@ async def spend(
             f"This costs {credits_header(amount)} credits; the balance is {credits_header(balance.total)}.",
             headers={"X-Credits-Remaining": credits_header(balance.total)},
         )
-    after = Balance(free=row[0], paid=row[1])
     connection = await session.connection()
     await connection.execute(
         _INSERT_LEDGER,
@@ -125,46 +131,47 @@ async def spend(
             "account_id": account_id,
             "kind": kind,
             "amount": -amount,
-            "balance_after": after.total,
+            "balance_after": row.total,
             "reference": reference,
             "description": description,
             "created_at": now,
         },
     )
-    return after
+    return row
 
 
 _accounts: Table = Account.__table__  # type: ignore[assignment]
 _ledger: Table = LedgerEntry.__table__  # type: ignore[assignment]
-_PRICE = bindparam("price", type_=CreditsType())
-# Built once: reveals run it on every charge, and building it cost more than running it.
-_DEBIT = (
-    update(_accounts)
-    .where(
-        _accounts.c.id == bindparam("account"),
-        _accounts.c.free_period == bindparam("period"),
-        _accounts.c.free_credits + _accounts.c.paid_credits >= _PRICE,
-    )
-    .values(
-        free_credits=case(
-            (_accounts.c.free_credits >= _PRICE, _accounts.c.free_credits - _PRICE), else_=_credits(ZERO)
-        ),
-        paid_credits=case(
-            (_accounts.c.free_credits >= _PRICE, _accounts.c.paid_credits),
-            else_=_accounts.c.paid_credits - (_PRICE - _accounts.c.free_credits),
-        ),
-    )
-    .returning(_accounts.c.free_credits, _accounts.c.paid_credits)
-)
 _INSERT_LEDGER = insert(_ledger)
+# The row as it stands, locked until the transaction ends (FOR NO KEY UPDATE on PostgreSQL, what the
+# balance UPDATE takes anyway; SQLite's write transaction already holds the database): what the debit
+# takes from free credits is then known exactly, so a refund can give it back to the same pool.
+_LOCKED_BALANCE = {
+    "postgresql": select(_accounts.c.free_credits, _accounts.c.paid_credits, _accounts.c.free_period)
+    .where(_accounts.c.id == bindparam("account"))
+    .with_for_update(key_share=True),
+    "sqlite": select(_accounts.c.free_credits, _accounts.c.paid_credits, _accounts.c.free_period).where(
+        _accounts.c.id == bindparam("account")
+    ),
+}
+_SET_BALANCE = (
+    update(_accounts)
+    .where(_accounts.c.id == bindparam("account"))
+    .values(free_credits=bindparam("free", type_=CreditsType()), paid_credits=bindparam("paid", type_=CreditsType()))
+)
 
 
-async def _debit(session: AsyncSession, *, account_id: str, amount: Decimal, period: str) -> Any:
-    """One conditional UPDATE: free credits first, never below zero, only within the current free
-    month. None when it changed nothing."""
+async def _debit(session: AsyncSession, *, account_id: str, amount: Decimal, period: str) -> Debit | None:
+    """Free credits first, never below zero, only within the current free month, on the row locked
+    first. None when it changed nothing (the balance is short or the month has turned)."""
     connection = await session.connection()
-    result = await connection.execute(_DEBIT, {"account": account_id, "period": period, "price": amount})
-    return result.one_or_none()
+    row = (await connection.execute(_LOCKED_BALANCE[connection.dialect.name], {"account": account_id})).one_or_none()
+    if row is None or row.free_period != period or row.free_credits + row.paid_credits < amount:
+        return None
+    from_free = min(row.free_credits, amount)
+    free, paid = row.free_credits - from_free, row.paid_credits - (amount - from_free)
+    await connection.execute(_SET_BALANCE, {"account": account_id, "free": free, "paid": paid})
+    return Debit(free=free, paid=paid, from_free=from_free)
 
 
 async def add_credits(
@@ -198,6 +205,49 @@ async def add_credits(
             account_id=account_id,
             kind=kind,
             amount=amount,
+            balance_after=after.total,
+            reference=reference,
+            description=description,
+            created_at=now,
+        )
+    )
+    return after
+
+
+async def give_back(
+    session: AsyncSession,
+    *,
+    account_id: str,
+    free: Decimal,
+    paid: Decimal,
+    kind: str,
+    reference: str | None,
+    description: str,
+    now: datetime,
+    settings: Settings,
+) -> Balance:
+    """Returns credits to the pools a spend took them from: ``free`` to this month's free credits
+    (they expire with the month, as free credits do, D8), ``paid`` to the carried-over ones; one
+    ledger entry for both."""
+    if free < 0 or paid < 0 or free + paid <= 0:
+        raise ValueError("give_back needs a positive amount")
+    await refresh_free_credits(session, account_id=account_id, now=now, settings=settings)
+    result = await session.execute(
+        update(Account)
+        .where(Account.id == account_id)
+        .values(free_credits=Account.free_credits + _credits(free), paid_credits=Account.paid_credits + _credits(paid))
+        .returning(Account.free_credits, Account.paid_credits)
+        .execution_options(synchronize_session=False)
+    )
+    row = result.one_or_none()
+    if row is None:
+        raise NotFound(f"No account {account_id}.")
+    after = Balance(free=row[0], paid=row[1])
+    session.add(
+        LedgerEntry(
+            account_id=account_id,
+            kind=kind,
+            amount=free + paid,
             balance_after=after.total,
             reference=reference,
             description=description,

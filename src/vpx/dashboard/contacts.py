@@ -13,13 +13,14 @@ from fastapi.responses import RedirectResponse, StreamingResponse
 from pydantic import ValidationError
 
 from vpx.contacts import service as contact_service
-from vpx.contacts.schemas import ContactPreview, SearchBody
+from vpx.contacts.schemas import ContactPreview, RevealedContact, SearchBody
 from vpx.contacts.search import SearchQuery
 from vpx.dashboard.pages import Page, dashboard_router, field_errors
 from vpx.dashboard.sessions import UserForm
 from vpx.dashboard.web import PageRefused, render
 from vpx.db import AppDatabase, ReadSession, WriteSession
 from vpx.deps import AppSettings, Now, Search
+from vpx.errors import NotFound
 from vpx.exports import contacts as contact_export
 from vpx.exports.csvstream import csv_lines, csv_response
 from vpx.geography import STATES, TERRITORIES
@@ -147,10 +148,23 @@ async def reveal(
     now: Now,
 ) -> Response:
     """Pays the price the buyer saw: if it has changed since, nothing is charged and the new price shown."""
-    current = await contact_service.contact_for_account(
-        session, account_id=user.account_id, contact_id=contact_id, now=now, settings=settings
-    )
-    if isinstance(current, ContactPreview):
+    try:
+        current: ContactPreview | RevealedContact | None = await contact_service.contact_for_account(
+            session, account_id=user.account_id, contact_id=contact_id, now=now, settings=settings
+        )
+    except NotFound:
+        current = None  # gone, or suppressed: the reveal says which (404 or 451), charging nothing
+    if current is None:
+        await contact_service.reveal_contact(
+            session,
+            account_id=user.account_id,
+            contact_id=contact_id,
+            channel="reveal",
+            ledger_kind="reveal",
+            now=now,
+            settings=settings,
+        )
+    elif isinstance(current, ContactPreview):
         try:
             seen = Decimal(str(form.get("expected_price") or ""))
         except InvalidOperation:

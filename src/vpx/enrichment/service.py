@@ -143,7 +143,9 @@ async def enrich_contact(
                 session, account_id=account_id, contact_id=contact.id, suppression_id=suppression.id, now=now
             )
         raise Suppressed(
-            f"Contact {public_id} is on the suppression list ({suppression.reason}); no provider was called."
+            suppression_service.refusal(
+                public_id, suppression.reason, revealed=revealed, outcome="no provider was called"
+            )
         )
     job = Job(
         account_id=account_id,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from decimal import Decimal
 
-from sqlalchemy import Date, ForeignKey, Index, String, Text, UniqueConstraint, text
+from sqlalchemy import Boolean, Date, ForeignKey, Index, SmallInteger, String, Text, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vpx.db import Base, BigIntPK, UtcDateTime
@@ -84,6 +84,13 @@ class Contact(Base):
     # D9: the highest intent level among the contact's available signals; sets the reveal price.
     intent_level: Mapped[str | None] = mapped_column(String(8))
     publisher_account_id: Mapped[str | None] = mapped_column(ForeignKey("accounts.id", ondelete="SET NULL"), index=True)
+    # The current values found bad, as bits (vpx.quality.fields.BITS): later reveals neither show nor
+    # charge for them. A trigger clears a field's bit when its value changes, whatever wrote it.
+    bad_fields: Mapped[int] = mapped_column(SmallInteger, default=0, server_default="0")
+    # Whether an entry of the suppression list covers the contact (its id, phone or email): out of
+    # search and previews, never revealed. Kept by a trigger when a contact is added or its phone or
+    # email changes, and by vpx.suppression.service when an entry is added.
+    suppressed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime())
 
@@ -115,3 +122,8 @@ class Reveal(Base):
     # How it was bought: reveal, batch, purchase (of a signal), auto_buy.
     channel: Mapped[str] = mapped_column(String(16), default="reveal")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    # The part of the price paid with free credits: a refund goes back to the pool it came from.
+    free_spent: Mapped[Decimal] = mapped_column(CreditsType(), default=Decimal(0), server_default="0")
+    # The fields the reveal sold, as bits (vpx.quality.fields.BITS); null for reveals made before
+    # this was kept, which sold every field the contact had.
+    fields_sold: Mapped[int | None] = mapped_column(SmallInteger)

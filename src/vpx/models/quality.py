@@ -40,6 +40,9 @@ class ContactReport(Base):
     value_key: Mapped[str] = mapped_column(String(64))
     # open, confirmed or dismissed
     status: Mapped[str] = mapped_column(String(16), default="open")
+    # A keyed hash of the network the report came from (vpx.quality.trust): reports from one network
+    # count as one buyer's.
+    network_key: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
     resolved_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
 
@@ -88,8 +91,13 @@ class DataRefund(Base):
     account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
     contact_id: Mapped[int] = mapped_column(ForeignKey("contacts.id", ondelete="CASCADE"))
     field: Mapped[str] = mapped_column(String(16))
+    # What was given back (to the pools the reveal was paid from).
     credits: Mapped[Decimal] = mapped_column(CreditsType())
-    # bounce (the buyer's own sequence), reports, operator
+    # The part of the field's share not given back, and why: monthly_limit (the account's refunds this
+    # month reached the limit) or free_credits_expired (paid with free credits of a month gone by).
+    withheld: Mapped[Decimal] = mapped_column(CreditsType(), default=Decimal(0), server_default="0")
+    withheld_reason: Mapped[str | None] = mapped_column(String(32))
+    # own_bounce (the buyer's own sequence), bounce, reports, operator
     reason: Mapped[str] = mapped_column(String(16))
     report_id: Mapped[int | None] = mapped_column(ForeignKey("contact_reports.id", ondelete="SET NULL"))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
@@ -116,3 +124,6 @@ class SequenceBounce(Base):
     email: Mapped[str] = mapped_column(String(320))
     bounced_at: Mapped[datetime] = mapped_column(UtcDateTime())
     reviewed_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    # When more than the bouncing account's own mail server agreed (vpx.quality.bounces.corroborated):
+    # the MX check, or an unrelated paying account's bounce. Null: it refunded only that account.
+    corroborated_at: Mapped[datetime | None] = mapped_column(UtcDateTime())

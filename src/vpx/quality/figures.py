@@ -136,7 +136,10 @@ async def _reports(session: AsyncSession) -> ReportCounts:
 async def _refunds(session: AsyncSession) -> list[MonthRefunds]:
     """Summed here: refunds are few, and months are spelled alike on both databases this way."""
     months: dict[str, list[Decimal]] = defaultdict(list)
-    for credits, created_at in await session.execute(select(DataRefund.credits, DataRefund.created_at)):
+    # Refunds paid: a share withheld whole (the monthly limit, expired free credits) paid nothing.
+    for credits, created_at in await session.execute(
+        select(DataRefund.credits, DataRefund.created_at).where(DataRefund.credits > 0)
+    ):
         at = driver_datetime(created_at)
         assert at is not None
         months[month_key(at)].append(credits)

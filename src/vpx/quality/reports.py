@@ -17,6 +17,7 @@ from sqlalchemy import Table, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.config import Settings
+from vpx.contacts import pricing
 from vpx.errors import Conflict, InvalidParameters, NotFound, NotRevealed
 from vpx.ids import parse_number_id, public_number_id
 from vpx.models import Contact, Reveal
@@ -42,18 +43,24 @@ async def submit_report(
     field: str,
     problem: str,
     note: str | None,
+    network_key: str | None = None,
     now: datetime,
     settings: Settings,
 ) -> ContactReportView:
-    """Records the account's report (or finds its earlier one) and applies the rules."""
+    """Records the account's report (or finds its earlier one) and applies the rules. ``network_key``:
+    the network the report came from (vpx.quality.trust.network_key)."""
     number = parse_number_id("ct", contact_id)
     contact = await rules.lock_contact(session, number) if number is not None else None
     if contact is None:
         raise NotFound(f"No contact {contact_id}.")
     public_id = public_number_id("ct", contact.id)
-    revealed = await session.scalar(
-        select(Reveal.id).where(Reveal.account_id == account_id, Reveal.contact_id == contact.id)
-    )
+    revealed = (
+        await session.execute(
+            select(Reveal.id, Reveal.fields_sold).where(
+                Reveal.account_id == account_id, Reveal.contact_id == contact.id
+            )
+        )
+    ).one_or_none()
     if revealed is None:
         raise NotRevealed(f"Only an account that revealed {public_id} may report it; reveal it first.")
     earlier = await session.scalar(
@@ -68,6 +75,8 @@ async def submit_report(
     value = field_values(contact)[field]
     if value is None:
         raise InvalidParameters.field("field", f"{public_id} has no {field} to report")
+    if revealed.fields_sold is not None and not revealed.fields_sold & pricing.FIELD_BITS[field]:
+        raise InvalidParameters.field("field", f"your reveal of {public_id} did not include its {field}")
     report = ContactReport(
         account_id=account_id,
         contact_id=contact.id,
@@ -77,6 +86,7 @@ async def submit_report(
         value=value[:500],
         value_key=value_key(value),
         status="open",
+        network_key=network_key,
         created_at=now,
     )
     session.add(report)
@@ -86,20 +96,32 @@ async def submit_report(
     return await account_view(session, report)
 
 
-async def _refunded(session: AsyncSession, report: ContactReport) -> Decimal:
-    found: Decimal | None = await session.scalar(
-        select(DataRefund.credits).where(
-            DataRefund.account_id == report.account_id,
-            DataRefund.contact_id == report.contact_id,
-            DataRefund.field == report.field,
+async def _refunded(session: AsyncSession, report: ContactReport) -> dict[str, Any]:
+    found = (
+        await session.execute(
+            select(DataRefund.credits, DataRefund.withheld, DataRefund.withheld_reason).where(
+                DataRefund.account_id == report.account_id,
+                DataRefund.contact_id == report.contact_id,
+                DataRefund.field == report.field,
+            )
         )
-    )
-    return found if found is not None else Decimal(0)
+    ).one_or_none()
+    return _refund_fields(found)
+
+
+def _refund_fields(found: Any) -> dict[str, Any]:
+    if found is None:
+        return {"credits_refunded": Decimal(0), "refund_withheld": Decimal(0), "refund_withheld_reason": None}
+    return {
+        "credits_refunded": found.credits,
+        "refund_withheld": found.withheld,
+        "refund_withheld_reason": found.withheld_reason,
+    }
 
 
 async def account_view(session: AsyncSession, report: ContactReport) -> ContactReportView:
     await session.flush()
-    return ContactReportView(**_common(report), credits_refunded=await _refunded(session, report))
+    return ContactReportView(**_common(report), **await _refunded(session, report))
 
 
 def _common(report: ContactReport) -> dict[str, Any]:
@@ -138,11 +160,16 @@ async def admin_views(session: AsyncSession, reports: list[ContactReport]) -> li
         )
     }
     refunds = {
-        (row.account_id, row.contact_id, row.field): row.credits
+        (row.account_id, row.contact_id, row.field): row
         for row in await session.execute(
-            select(DataRefund.account_id, DataRefund.contact_id, DataRefund.field, DataRefund.credits).where(
-                DataRefund.contact_id.in_(contact_ids)
-            )
+            select(
+                DataRefund.account_id,
+                DataRefund.contact_id,
+                DataRefund.field,
+                DataRefund.credits,
+                DataRefund.withheld,
+                DataRefund.withheld_reason,
+            ).where(DataRefund.contact_id.in_(contact_ids))
         )
     }
     views = []
@@ -151,7 +178,7 @@ async def admin_views(session: AsyncSession, reports: list[ContactReport]) -> li
         views.append(
             AdminReport(
                 **_common(report),
-                credits_refunded=refunds.get((report.account_id, report.contact_id, report.field), Decimal(0)),
+                **_refund_fields(refunds.get((report.account_id, report.contact_id, report.field))),
                 account_id=report.account_id,
                 business_name=contact.business_name,
                 value=report.value,

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Request
 
 from vpx.admin.auth import ADMIN_REFUSALS, problem_response, require_admin
 from vpx.auth.dependencies import BuyCaller
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import AppSettings, Now
 from vpx.errors import problem_responses
-from vpx.quality import figures, reports
+from vpx.quality import figures, reports, trust
 from vpx.quality.schemas import (
     AdminReport,
     AdminReportList,
@@ -43,6 +43,7 @@ REFUSED_REPORT: dict[int | str, dict[str, Any]] = problem_response(
     summary="Report a wrong field of a contact you revealed",
 )
 async def report_contact(
+    request: Request,
     contact_id: ContactId,
     body: ReportRequest,
     caller: BuyCaller,
@@ -50,11 +51,13 @@ async def report_contact(
     settings: AppSettings,
     now: Now,
 ) -> ContactReportView:
-    """Tell the service that a phone, email, website or address you paid for is wrong. When a second
-    buyer reports the same value, the email bounces, or the operator confirms your report, the field is
-    marked bad and you are refunded its share of what the reveal cost (a `refund` ledger entry whose
-    reference is the contact). Only an account that revealed the contact may report it; one report per
-    contact and field: sending it again answers the first report as it stands."""
+    """Tell the service that a phone, email, website or address you paid for is wrong. When another
+    paying buyer, unrelated to you, reports the same value, the email's bounce is corroborated, or the
+    operator confirms your report, the field is marked bad (no longer sold) and you are refunded its
+    share of what the reveal cost (a `refund` ledger entry whose reference is the contact), up to a
+    monthly limit. Only an account that revealed the contact may report it, and only a field its
+    reveal included; one report per contact and field: sending it again answers the first report as
+    it stands."""
     return await reports.submit_report(
         session,
         account_id=caller.account_id,
@@ -62,6 +65,7 @@ async def report_contact(
         field=body.field,
         problem=body.problem,
         note=body.note,
+        network_key=trust.network_key(request.app.state.secrets, getattr(request.state, "client_address", None)),
         now=now,
         settings=settings,
     )

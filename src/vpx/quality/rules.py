@@ -1,11 +1,18 @@
 """The refund rules (docs/decisions.md, "Refunds when data proves wrong"), applied in the caller's
 transaction: a report's request, the operator's confirmation, or the worker's review of a bounce.
 
-A field's value is bad when two accounts report it, when it is an email that bounced hard, or when
-the operator confirms a report of it. Then every open report on that value is confirmed, every
-reporter refunded its share of the reveal (vpx.quality.fields.field_share), and every account that
-revealed the contact told once (``contact.corrected``). A buyer whose own sequence bounced the email
-within 30 days of its reveal is refunded too, report or not.
+A field's value is bad when two independent paying accounts report it (vpx.quality.trust), when it
+is an email whose hard bounce was corroborated (vpx.quality.bounces), or when the operator confirms a
+report of it. Then every open report on that value is confirmed, every reporter refunded its share of
+the reveal (vpx.quality.fields.field_share), every account that revealed the contact told once
+(``contact.corrected``), and the value is neither shown nor charged for in later reveals
+(``contacts.bad_fields``). A buyer whose own sequence bounced the email within 30 days of its reveal
+is refunded too, report or not.
+
+A refund goes back to the pools the reveal was paid from (free credits stay free and expire with
+their month; a share paid with free credits of a month gone by is not given back), and the rules
+refund an account at most ``VPX_REFUND_MONTHLY_CAP`` credits a UTC month (the operator's
+confirmations are not limited).
 
 One contact at a time: each of these transactions first locks the contact's row (PostgreSQL: FOR NO
 KEY UPDATE, which reveals of the contact do not wait for; SQLite's write transaction holds the whole
@@ -20,20 +27,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
-from sqlalchemy import Table, select
+from sqlalchemy import Table, func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.clock import month_key, month_start
 from vpx.config import Settings
+from vpx.contacts import pricing
 from vpx.contacts.reveal import lock_accounts
 from vpx.credits import service as credit_service
 from vpx.db import insert_unless_exists
 from vpx.ids import public_number_id
 from vpx.models import Contact, Reveal
 from vpx.models.quality import BadField, ContactReport, DataRefund, ReportAction
-from vpx.quality import corrections
+from vpx.money import QUANTUM
+from vpx.quality import corrections, trust
 from vpx.quality.fields import COLUMNS, field_share, field_values, value_key
 
 # A bounce in the buyer's own sequence refunds its reveal within this long of it.
@@ -91,6 +101,11 @@ async def mark_bad(
     if inserted.scalar() is None:
         return False
     if current_key(contact, field) == key:
+        # Later reveals neither show nor charge for it (cleared by trigger when the value changes).
+        bit = pricing.FIELD_BITS[field]
+        await session.execute(
+            update(_contacts).where(_contacts.c.id == contact.id).values(bad_fields=_contacts.c.bad_fields.op("|")(bit))
+        )
         await corrections.announce(
             session, contact_id=contact.id, fields=[field], change="marked_bad", reason=problem, now=now
         )
@@ -185,50 +200,87 @@ async def refund(
 async def _refund_one(
     session: AsyncSession, contact: Any, field: str, due: Due, *, now: datetime, settings: Settings
 ) -> Decimal:
-    price = await session.scalar(
-        select(Reveal.credits_charged).where(Reveal.account_id == due.account_id, Reveal.contact_id == contact.id)
-    )
-    if price is None:
+    reveal = (
+        await session.execute(
+            select(Reveal.credits_charged, Reveal.free_spent, Reveal.fields_sold, Reveal.created_at).where(
+                Reveal.account_id == due.account_id, Reveal.contact_id == contact.id
+            )
+        )
+    ).one_or_none()
+    if reveal is None or reveal.credits_charged <= 0:
         return Decimal(0)
+    price = reveal.credits_charged
     earlier = (
         await session.execute(
-            select(DataRefund.field, DataRefund.credits).where(
+            select(DataRefund.field, DataRefund.credits, DataRefund.withheld).where(
                 DataRefund.account_id == due.account_id, DataRefund.contact_id == contact.id
             )
         )
     ).all()
-    if any(name == field for name, _ in earlier):
+    if any(row.field == field for row in earlier):
         return Decimal(0)
+    if reveal.fields_sold is None:  # sold before reveals kept their fields: every field the contact had
+        share = field_share(price, field_values(contact))
+    elif reveal.fields_sold & pricing.FIELD_BITS[field]:
+        share = (price / pricing.count(reveal.fields_sold)).quantize(QUANTUM, rounding=ROUND_DOWN)
+    else:
+        return Decimal(0)  # not part of that reveal: nothing was paid for it
     # Never past what the reveal cost, however the contact's fields changed between refunds.
-    amount = min(field_share(price, field_values(contact)), price - sum((c for _, c in earlier), Decimal(0)))
+    amount = min(share, price - sum((row.credits + row.withheld for row in earlier), Decimal(0)))
     if amount <= 0:
         return Decimal(0)
+    paying, withheld_reason = amount, None
+    if due.reason != "operator":
+        room = max(settings.refund_monthly_cap - await refunded_this_month(session, due.account_id, now), Decimal(0))
+        if room < amount:
+            paying, withheld_reason = room, "monthly_limit"
+    # Back to the pools the reveal was paid from: free credits stay free, and expire with their month.
+    free = (paying * reveal.free_spent / price).quantize(QUANTUM, rounding=ROUND_DOWN)
+    if free > 0 and month_key(reveal.created_at) != month_key(now):
+        paying, free = paying - free, Decimal(0)
+        withheld_reason = withheld_reason or "free_credits_expired"
     inserted = await session.execute(
         insert_unless_exists(session, DataRefund)
         .values(
             account_id=due.account_id,
             contact_id=contact.id,
             field=field,
-            credits=amount,
+            credits=paying,
+            withheld=amount - paying,
+            withheld_reason=withheld_reason,
             reason=due.reason,
             report_id=due.report_id,
             created_at=now,
         )
         .returning(DataRefund.id)
     )
-    if inserted.scalar() is None:
+    if inserted.scalar() is None or paying <= 0:
         return Decimal(0)
-    await credit_service.add_credits(
+    await credit_service.give_back(
         session,
         account_id=due.account_id,
-        amount=amount,
+        free=free,
+        paid=paying - free,
         kind="refund",
         reference=public_number_id("ct", contact.id),
         description=f"Refund: {due.why}"[:500],
         now=now,
         settings=settings,
     )
-    return amount
+    returned: Decimal = paying
+    return returned
+
+
+async def refunded_this_month(session: AsyncSession, account_id: str, now: datetime) -> Decimal:
+    """What the rules refunded the account since the UTC month began (the operator's not counted)."""
+    found = await session.scalar(
+        select(func.coalesce(func.sum(DataRefund.credits), 0)).where(
+            DataRefund.account_id == account_id,
+            DataRefund.reason != "operator",
+            DataRefund.created_at >= month_start(now),
+        )
+    )
+    return found if isinstance(found, Decimal) else Decimal(0)
 
 
 async def review_reports(
@@ -258,7 +310,7 @@ async def review_reports(
         return
     reports = (
         await session.execute(
-            select(ContactReport.account_id, ContactReport.problem)
+            select(ContactReport.account_id, ContactReport.problem, ContactReport.network_key)
             .where(
                 ContactReport.contact_id == contact.id,
                 ContactReport.field == field,
@@ -268,7 +320,15 @@ async def review_reports(
             .order_by(ContactReport.id)
         )
     ).all()
-    if len({account_id for account_id, _ in reports}) < 2:
+    # Only paying accounts unrelated to each other confirm each other (vpx.quality.trust): the others
+    # wait for the operator, or for the value to be found bad another way.
+    standing = await trust.accounts_of(session, [r.account_id for r in reports])
+    witnesses = [
+        trust.Witness(r.account_id, standing[r.account_id].paid, standing[r.account_id].domain, r.network_key)
+        for r in reports
+        if r.account_id in standing
+    ]
+    if not trust.independent_pair(witnesses):
         return
     problem = reports[0].problem  # the first report's words
     await mark_bad(session, contact, field, key, problem=problem, decided_by=RULE_TWO_ACCOUNTS, now=now)

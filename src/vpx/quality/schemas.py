@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -39,12 +40,24 @@ class ContactReportView(BaseModel):
     problem: Problem
     note: str | None
     status: ReportStatus = Field(
-        description="open (waiting for a second buyer's report, a bounce or the operator), confirmed (the field "
-        "was found bad; you were refunded) or dismissed (the operator found the field right)."
+        description="open (waiting for the operator, or for the value to be found bad another way: the same report "
+        "from another paying account unrelated to yours, or a corroborated bounce), confirmed (the field was found "
+        "bad; you were refunded) or dismissed (the operator found the field right)."
     )
     credits_refunded: Credits = Field(
-        description="What this field's refund gave back for your reveal (0 until the report is confirmed). "
-        "The same amount is a `refund` entry of your ledger whose reference is the contact."
+        description="What this field's refund gave back for your reveal (0 until the report is confirmed), to the "
+        "credits it was paid with: free credits stay free credits. The same amount is a `refund` entry of your "
+        "ledger whose reference is the contact."
+    )
+    refund_withheld: Credits = Field(
+        default=Decimal(0),
+        description="The part of the field's share not given back (see `refund_withheld_reason`); 0 otherwise.",
+    )
+    refund_withheld_reason: Literal["monthly_limit", "free_credits_expired"] | None = Field(
+        default=None,
+        description="`monthly_limit`: your automatic refunds this month reached the service's limit; "
+        "`free_credits_expired`: the reveal was paid with free credits of a month that has ended, and free "
+        "credits expire with their month.",
     )
     created_at: datetime
     resolved_at: datetime | None

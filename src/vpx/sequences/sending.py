@@ -661,11 +661,10 @@ async def mark_bounced(
         enrollment.updated_at = now
     data = {"step": message.step, "message_id": message.message_id, "email": enrollment.email, "diagnostic": diagnostic}
     await events.announce(session, enrollment, events.BOUNCED, data, now)
-    # D34: a hard bounce (the address itself refused for good, not a full mailbox or a spam filter)
-    # marks the contact's email bounced for every account; a decision-maker's address is not it.
+    # D34: a hard bounce (the address itself refused for good, not a full mailbox or a spam filter) is
+    # recorded for the worker (vpx.quality.bounces): it refunds this account, and marks the contact's
+    # email bounced for every account once something besides this account's own mail server agrees.
     if deliverability.is_hard_bounce(diagnostic):
-        await deliverability.mark_bounced(session, enrollment.contact_id, now, email=enrollment.email)
-        # The refund rules run in the worker (vpx.quality.bounces): this account's refund, the reports.
         await quality_bounces.record_hard_bounce(
             session, account_id=enrollment.account_id, contact_id=enrollment.contact_id, email=enrollment.email, at=now
         )

@@ -85,7 +85,12 @@ def signal_view(signal: SignalRecord, contact: Any | None, settings: Settings) -
             reveal_cost=None,
             contact=None,
         )
-    usable = contact is not None and getattr(contact, "status", "active") == "active"
+    # A suppressed contact has left previews (docs/decisions.md, "Opt-outs reach every buyer").
+    usable = (
+        contact is not None
+        and getattr(contact, "status", "active") == "active"
+        and not getattr(contact, "suppressed", False)
+    )
     preview = contact_service.preview_of(contact, settings) if usable else None
     return SignalView(
         id=signal.id,

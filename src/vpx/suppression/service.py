@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy import ColumnElement, and_, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.contacts.normalise import email_key, phone_e164
@@ -14,7 +14,7 @@ from vpx.errors import InvalidParameters
 from vpx.ids import parse_number_id, public_number_id
 from vpx.models import Contact, Suppression, SuppressionHit
 from vpx.suppression import notices
-from vpx.suppression.reasons import ReasonClass, SuppressionReason
+from vpx.suppression.reasons import ReasonClass, SuppressionReason, reason_class
 
 __all__ = [
     "ReasonClass",
@@ -59,6 +59,14 @@ async def tell_buyers_of(session: AsyncSession, contact: Contact, *, now: dateti
     for entry in list(await session.scalars(entries)):
         told += await notices.announce_suppression(session, entry, now=now)
     return told
+
+
+def refusal(public_id: str, reason: str, *, revealed: bool, outcome: str) -> str:
+    """The 451's words: the reason's class only to an account that revealed the contact before (it
+    was told anyway, through its feed); to anyone else the list's reasons are nobody's business."""
+    if revealed:
+        return f"Contact {public_id} is on the suppression list ({reason_class(reason)}); {outcome}."
+    return f"Contact {public_id} is on the suppression list; {outcome}."
 
 
 async def record_hit(
@@ -108,5 +116,28 @@ async def add_suppression(
     entry = Suppression(kind=kind.value, value=stored, reason=reason.value, note=note, created_at=now)
     session.add(entry)
     await session.flush()
+    await mark_covered(session, entry)
     await notices.announce_suppression(session, entry, now=now)
     return entry, True
+
+
+def covered_by(entry: Suppression) -> ColumnElement[bool]:
+    """The condition on contacts an entry covers (as the reveal's check matches them)."""
+    if entry.kind == "contact":
+        return Contact.id == (parse_number_id("ct", entry.value) or -1)
+    if entry.kind == "phone":
+        return Contact.phone == entry.value
+    return func.lower(Contact.email) == entry.value
+
+
+async def mark_covered(session: AsyncSession, entry: Suppression) -> None:
+    """The contacts the entry covers leave search and previews (``contacts.suppressed``; a trigger
+    marks contacts added, or given this phone or email, later). SQL's lower() folds ASCII letters
+    only: an email with other capitals is not marked here, though the reveal's own check, which
+    folds as entries are stored, still refuses it."""
+    await session.execute(
+        update(Contact)
+        .where(covered_by(entry), Contact.suppressed.is_(False))
+        .values(suppressed=True)
+        .execution_options(synchronize_session=False)
+    )

@@ -100,7 +100,7 @@ def _less_if_shared(confidence: float, shared: bool) -> float:
 
 async def _active(session: AsyncSession, contact_id: int) -> Contact | None:
     contact = await session.get(Contact, contact_id)
-    return contact if contact is not None and contact.status == "active" else None
+    return contact if contact is not None and contact.status == "active" and not contact.suppressed else None
 
 
 async def _by_domain(session: AsyncSession, domain: str) -> tuple[Contact | None, bool]:
@@ -108,7 +108,7 @@ async def _by_domain(session: AsyncSession, domain: str) -> tuple[Contact | None
     found = list(
         await session.scalars(
             select(Contact)
-            .where(Contact.website_domain == domain, Contact.status == "active")
+            .where(Contact.website_domain == domain, Contact.status == "active", Contact.suppressed.is_(False))
             .order_by(Contact.id)
             .limit(2)
         )

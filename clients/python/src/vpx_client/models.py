@@ -317,12 +317,28 @@ class ContactPreview(ApiModel):
             title="Email Deliverable",
         ),
     ]
+    has_address: Annotated[
+        bool,
+        Field(
+            description="Whether a reveal includes a street address (city and state are shown here).",
+            title="Has Address",
+        ),
+    ]
     has_email: Annotated[
         bool,
         Field(
-            description="Whether the contact has an email address; the address comes with a reveal.",
-            title="Has Email",
+            description="Whether a reveal includes an email address.", title="Has Email"
         ),
+    ]
+    has_phone: Annotated[
+        bool,
+        Field(
+            description="Whether a reveal includes a phone number.", title="Has Phone"
+        ),
+    ]
+    has_website: Annotated[
+        bool,
+        Field(description="Whether a reveal includes a website.", title="Has Website"),
     ]
     id: Annotated[
         str,
@@ -339,7 +355,7 @@ class ContactPreview(ApiModel):
     reveal_cost: Annotated[
         Decimal,
         Field(
-            description="Credits a reveal of this contact costs now.",
+            description="Credits a reveal of this contact costs now: its intent tier's price for a contact with a phone, an email, a website and a street address, that price's share for each of them it has otherwise.",
             title="Reveal Cost",
         ),
     ]
@@ -358,7 +374,7 @@ class ContactReportView(ApiModel):
     credits_refunded: Annotated[
         Decimal,
         Field(
-            description="What this field's refund gave back for your reveal (0 until the report is confirmed). The same amount is a `refund` entry of your ledger whose reference is the contact.",
+            description="What this field's refund gave back for your reveal (0 until the report is confirmed), to the credits it was paid with: free credits stay free credits. The same amount is a `refund` entry of your ledger whose reference is the contact.",
             title="Credits Refunded",
         ),
     ]
@@ -370,11 +386,25 @@ class ContactReportView(ApiModel):
     problem: Annotated[
         Literal["wrong", "disconnected", "closed_business"], Field(title="Problem")
     ]
+    refund_withheld: Annotated[
+        Decimal | None,
+        Field(
+            description="The part of the field's share not given back (see `refund_withheld_reason`); 0 otherwise.",
+            title="Refund Withheld",
+        ),
+    ] = 0
+    refund_withheld_reason: Annotated[
+        Literal["monthly_limit", "free_credits_expired"] | None,
+        Field(
+            description="`monthly_limit`: your automatic refunds this month reached the service's limit; `free_credits_expired`: the reveal was paid with free credits of a month that has ended, and free credits expire with their month.",
+            title="Refund Withheld Reason",
+        ),
+    ] = None
     resolved_at: Annotated[AwareDatetime | None, Field(title="Resolved At")]
     status: Annotated[
         Literal["open", "confirmed", "dismissed"],
         Field(
-            description="open (waiting for a second buyer's report, a bounce or the operator), confirmed (the field was found bad; you were refunded) or dismissed (the operator found the field right).",
+            description="open (waiting for the operator, or for the value to be found bad another way: the same report from another paying account unrelated to yours, or a corroborated bounce), confirmed (the field was found bad; you were refunded) or dismissed (the operator found the field right).",
             title="Status",
         ),
     ]
@@ -1465,7 +1495,7 @@ class RowResult(ApiModel):
     contact_id: Annotated[
         str | None,
         Field(
-            description="The new contact (accepted) or the one it duplicates (duplicate).",
+            description="The new contact (accepted); for a duplicate, the contact it repeats, given only when your account contributed or revealed that contact (or it is the contact an earlier row of this request became).",
             title="Contact Id",
         ),
     ] = None
@@ -2356,7 +2386,7 @@ class SourceCreate(ApiModel):
     options: Annotated[
         dict[str, str] | None,
         Field(
-            description="The kind's options; secret ones are never shown back.",
+            description="The kind's options, and the limits every kind takes (`max_download`, `max_unpacked`, `max_ratio`, `max_line`, `max_run_time`, `stall_timeout`: see the operator guide); secret ones are never shown back.",
             max_length=50,
             title="Options",
         ),
@@ -2436,6 +2466,20 @@ class SuppressionFeed(ApiModel):
         ),
     ]
     suppressions: Annotated[list[SuppressedContact], Field(title="Suppressions")]
+
+
+class SuppressionMark(ApiModel):
+    reason: Annotated[
+        Literal["opt_out", "do_not_contact", "fcra", "unsubscribed"],
+        Field(
+            description="Why, as a class: `opt_out` (the person asked), `do_not_contact`, `fcra` (a regulated record), `unsubscribed` (an unsubscribe from a sequence, where the operator makes those apply to everyone).",
+            title="Reason",
+        ),
+    ]
+    since: Annotated[
+        AwareDatetime,
+        Field(description="When the contact was put on the list.", title="Since"),
+    ]
 
 
 class SuspendRequest(ApiModel):
@@ -2636,7 +2680,7 @@ class AdminReport(ApiModel):
     credits_refunded: Annotated[
         Decimal,
         Field(
-            description="What this field's refund gave back for your reveal (0 until the report is confirmed). The same amount is a `refund` entry of your ledger whose reference is the contact.",
+            description="What this field's refund gave back for your reveal (0 until the report is confirmed), to the credits it was paid with: free credits stay free credits. The same amount is a `refund` entry of your ledger whose reference is the contact.",
             title="Credits Refunded",
         ),
     ]
@@ -2655,11 +2699,25 @@ class AdminReport(ApiModel):
     problem: Annotated[
         Literal["wrong", "disconnected", "closed_business"], Field(title="Problem")
     ]
+    refund_withheld: Annotated[
+        Decimal | None,
+        Field(
+            description="The part of the field's share not given back (see `refund_withheld_reason`); 0 otherwise.",
+            title="Refund Withheld",
+        ),
+    ] = 0
+    refund_withheld_reason: Annotated[
+        Literal["monthly_limit", "free_credits_expired"] | None,
+        Field(
+            description="`monthly_limit`: your automatic refunds this month reached the service's limit; `free_credits_expired`: the reveal was paid with free credits of a month that has ended, and free credits expire with their month.",
+            title="Refund Withheld Reason",
+        ),
+    ] = None
     resolved_at: Annotated[AwareDatetime | None, Field(title="Resolved At")]
     status: Annotated[
         Literal["open", "confirmed", "dismissed"],
         Field(
-            description="open (waiting for a second buyer's report, a bounce or the operator), confirmed (the field was found bad; you were refunded) or dismissed (the operator found the field right).",
+            description="open (waiting for the operator, or for the value to be found bad another way: the same report from another paying account unrelated to yours, or a corroborated bounce), confirmed (the field was found bad; you were refunded) or dismissed (the operator found the field right).",
             title="Status",
         ),
     ]
@@ -3066,6 +3124,13 @@ class QualityFigures(ApiModel):
 
 class RevealedContact(ApiModel):
     address: Address
+    bad_fields: Annotated[
+        list[Literal["phone", "email", "website", "address"]] | None,
+        Field(
+            description="Fields whose value was found wrong (buyers' reports, an email that bounced, or the operator): not shown above, and not charged for in later reveals.",
+            title="Bad Fields",
+        ),
+    ] = None
     business_name: Annotated[str, Field(title="Business Name")]
     city: Annotated[str, Field(title="City")]
     credits_charged: Annotated[
@@ -3110,6 +3175,12 @@ class RevealedContact(ApiModel):
     sources: Annotated[list[SourceRef], Field(title="Sources")]
     specialty: Annotated[str | None, Field(title="Specialty")]
     state: Annotated[str, Field(title="State")]
+    suppressed: Annotated[
+        SuppressionMark | None,
+        Field(
+            description="Set when the contact has been put on the suppression list since you revealed it: stop contacting it and delete it from your systems (also announced by `contact.suppressed`). Null otherwise."
+        ),
+    ] = None
     website: Annotated[str | None, Field(title="Website")]
 
 
@@ -3419,6 +3490,13 @@ class RevealedContactView(ApiModel):
     """
 
     address: Address
+    bad_fields: Annotated[
+        list[Literal["phone", "email", "website", "address"]] | None,
+        Field(
+            description="Fields whose value was found wrong (buyers' reports, an email that bounced, or the operator): not shown above, and not charged for in later reveals.",
+            title="Bad Fields",
+        ),
+    ] = None
     business_name: Annotated[str, Field(title="Business Name")]
     city: Annotated[str, Field(title="City")]
     credits_charged: Annotated[
@@ -3469,6 +3547,12 @@ class RevealedContactView(ApiModel):
     sources: Annotated[list[SourceRef], Field(title="Sources")]
     specialty: Annotated[str | None, Field(title="Specialty")]
     state: Annotated[str, Field(title="State")]
+    suppressed: Annotated[
+        SuppressionMark | None,
+        Field(
+            description="Set when the contact has been put on the suppression list since you revealed it: stop contacting it and delete it from your systems (also announced by `contact.suppressed`). Null otherwise."
+        ),
+    ] = None
     website: Annotated[str | None, Field(title="Website")]
 
 

@@ -112,6 +112,10 @@ PREVIEW_COLUMNS = (
     Contact.intent_level,
     Contact.email,
     Contact.email_status,
+    Contact.phone,
+    Contact.website,
+    Contact.street,
+    Contact.bad_fields,
 )
 
 

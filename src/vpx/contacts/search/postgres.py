@@ -14,8 +14,9 @@ from vpx.models import SearchTerm
 
 # Arrays go as one text parameter cast on the server (vpx.contacts.search.postings.pg_array).
 _ROWS_BY_ID = text(
-    "SELECT id, business_name, city, state, industry, intent_level, email, email_status FROM contacts "
-    "WHERE id = ANY(CAST(CAST(:ids AS text) AS bigint[])) AND status = 'active'"
+    "SELECT id, business_name, city, state, industry, intent_level, email, email_status, phone, website, street, "
+    "bad_fields FROM contacts "
+    "WHERE id = ANY(CAST(CAST(:ids AS text) AS bigint[])) AND status = 'active' AND NOT suppressed"
 )
 _HAS_PREFIX = text("SELECT 1 FROM search_terms WHERE term ~>=~ :low AND term ~<~ :high LIMIT 1")
 _SIMILAR = text("SELECT term FROM search_terms WHERE term % :word ORDER BY similarity(term, :word) DESC, term LIMIT 60")

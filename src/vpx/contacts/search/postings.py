@@ -55,8 +55,8 @@ def chunk_of(contact_id: int) -> int:
 
 def terms_of(row: Any) -> frozenset[str]:
     """The terms of a contacts row (anything with the searched fields as attributes), none unless
-    it is active (a row of NULLs: a contact that is gone)."""
-    if row is None or row.status != "active":
+    it is active and not suppressed (a row of NULLs: a contact that is gone)."""
+    if row is None or row.status != "active" or getattr(row, "suppressed", False):
         return frozenset()
     return contact_terms(
         business_name=row.business_name or "",
@@ -140,7 +140,7 @@ class View:
 
 _VIEW = text(
     "SELECT (SELECT generation FROM search_state WHERE id = 1) AS generation, c.seq, c.contact_id, "
-    "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status, "
+    "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status, k.suppressed, "
     f"{EMAIL_STATUS.format('k.')} AS email_status "
     "FROM (SELECT 1 AS one) AS o LEFT JOIN search_changes c ON 1 = 1 LEFT JOIN contacts k ON k.id = c.contact_id "
     "ORDER BY c.seq LIMIT :limit"
@@ -243,7 +243,7 @@ _PENDING = text(
     "SELECT c.seq, c.contact_id, c.was_active, c.business_name AS old_business_name, "
     "c.specialty AS old_specialty, c.license_type AS old_license_type, c.industry AS old_industry, "
     "c.city AS old_city, c.state AS old_state, c.email_status AS old_email_status, "
-    "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status, "
+    "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status, k.suppressed, "
     f"{EMAIL_STATUS.format('k.')} AS email_status "
     "FROM search_changes c LEFT JOIN contacts k ON k.id = c.contact_id ORDER BY c.seq LIMIT :limit"
 )
@@ -339,7 +339,7 @@ def posting_rows(chunk: int, bitmaps: dict[str, BitMap]) -> list[dict[str, Any]]
 
 
 _CONTACTS_FROM = text(
-    "SELECT id, business_name, specialty, license_type, industry, city, state, status, "
+    "SELECT id, business_name, specialty, license_type, industry, city, state, status, suppressed, "
     f"{EMAIL_STATUS.format('')} AS email_status FROM contacts WHERE id >= :low AND id < :high ORDER BY id"
 )
 

@@ -18,7 +18,7 @@ def _quote(word: str) -> str:
 
 _PREVIEW = (
     "contacts.id, contacts.business_name, contacts.city, contacts.state, contacts.industry, contacts.intent_level, "
-    "contacts.email, contacts.email_status"
+    "contacts.email, contacts.email_status, contacts.phone, contacts.website, contacts.street, contacts.bad_fields"
 )
 _HAS_PREFIX = text("SELECT 1 FROM search_terms WHERE term >= :low AND term < :high LIMIT 1")
 # Candidates that share two trigrams with the word, unranked (ranking every word with a common
@@ -28,7 +28,7 @@ _KNOWN = text("SELECT term FROM search_terms WHERE term IN (SELECT value FROM js
 # One parameter whatever the number of ids (a JSON array), so that one prepared statement serves.
 _ROWS_BY_ID = text(
     f"SELECT {_PREVIEW} FROM contacts WHERE contacts.id IN (SELECT value FROM json_each(:ids)) "
-    "AND contacts.status = 'active'"
+    "AND contacts.status = 'active' AND NOT contacts.suppressed"
 )
 
 
