@@ -16,6 +16,7 @@ from vpx.auth.keys import KeyType, hash_key
 from vpx.config import Settings
 from vpx.contacts.catalogue import add_contacts, contact_row
 from vpx.contacts.search import SearchBackend
+from vpx.contacts.search import postings as search_postings
 from vpx.credits import service as credit_service
 from vpx.db import Database
 from vpx.demo.account import DEMO_EMAIL
@@ -46,6 +47,10 @@ async def load_demo_catalogue(
         async with database.write_sessions() as session, session.begin():
             await add_contacts(session, rows, search=search, sources=sources, now=now)
         added += len(rows)
+    # The search postings of what was added, before the demo returns: searches are exact at once,
+    # with or without a worker running.
+    while await search_postings.fold_changes(database):
+        pass
     return added
 
 

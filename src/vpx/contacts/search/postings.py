@@ -239,17 +239,28 @@ def _serialised(bitmap: BitMap) -> bytes:
     return bytes(bitmap.serialize())
 
 
+# Every change visible now of the contacts of the first ``limit`` changes, with each contact as it is
+# now, in one statement (one snapshot). All of a contact's changes, not only those among the first:
+# the contact is read as it is now, after all of them, so a change of it left pending would later
+# be folded from a "before" the postings no longer hold (and a term it lost would stay).
 _PENDING = text(
     "SELECT c.seq, c.contact_id, c.was_active, c.business_name AS old_business_name, "
     "c.specialty AS old_specialty, c.license_type AS old_license_type, c.industry AS old_industry, "
     "c.city AS old_city, c.state AS old_state, c.email_status AS old_email_status, "
     "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status, k.suppressed, "
     f"{EMAIL_STATUS.format('k.')} AS email_status "
-    "FROM search_changes c LEFT JOIN contacts k ON k.id = c.contact_id ORDER BY c.seq LIMIT :limit"
+    "FROM search_changes c LEFT JOIN contacts k ON k.id = c.contact_id "
+    "WHERE c.contact_id IN (SELECT f.contact_id FROM search_changes f ORDER BY f.seq LIMIT :limit) "
+    "ORDER BY c.seq"
 )
+# The folded changes by their numbers, joined (on PostgreSQL `seq = ANY(array)` with a parameter
+# cannot hash the array: a generic plan compared every row with every number, minutes a batch).
 _DONE = {
     "sqlite": text("DELETE FROM search_changes WHERE seq IN (SELECT value FROM json_each(:seqs))"),
-    "postgresql": text("DELETE FROM search_changes WHERE seq = ANY(CAST(CAST(:seqs AS text) AS bigint[]))"),
+    "postgresql": text(
+        "DELETE FROM search_changes c USING unnest(CAST(CAST(:seqs AS text) AS bigint[])) AS d(seq) "
+        "WHERE c.seq = d.seq"
+    ),
 }
 _ADVANCE = text(
     "INSERT INTO search_state (id, generation) VALUES (1, 1) "
