@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from decimal import Decimal
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -50,11 +49,9 @@ class ContactReportView(BaseModel):
         "ledger whose reference is the contact."
     )
     refund_withheld: Credits = Field(
-        default=Decimal(0),
         description="The part of the field's share not given back (see `refund_withheld_reason`); 0 otherwise.",
     )
     refund_withheld_reason: Literal["monthly_limit", "free_credits_expired"] | None = Field(
-        default=None,
         description="`monthly_limit`: your automatic refunds this month reached the service's limit; "
         "`free_credits_expired`: the reveal was paid with free credits of a month that has ended, and free "
         "credits expire with their month.",

@@ -387,19 +387,19 @@ class ContactReportView(ApiModel):
         Literal["wrong", "disconnected", "closed_business"], Field(title="Problem")
     ]
     refund_withheld: Annotated[
-        Decimal | None,
+        Decimal,
         Field(
             description="The part of the field's share not given back (see `refund_withheld_reason`); 0 otherwise.",
             title="Refund Withheld",
         ),
-    ] = 0
+    ]
     refund_withheld_reason: Annotated[
         Literal["monthly_limit", "free_credits_expired"] | None,
         Field(
             description="`monthly_limit`: your automatic refunds this month reached the service's limit; `free_credits_expired`: the reveal was paid with free credits of a month that has ended, and free credits expire with their month.",
             title="Refund Withheld Reason",
         ),
-    ] = None
+    ]
     resolved_at: Annotated[AwareDatetime | None, Field(title="Resolved At")]
     status: Annotated[
         Literal["open", "confirmed", "dismissed"],
@@ -2700,19 +2700,19 @@ class AdminReport(ApiModel):
         Literal["wrong", "disconnected", "closed_business"], Field(title="Problem")
     ]
     refund_withheld: Annotated[
-        Decimal | None,
+        Decimal,
         Field(
             description="The part of the field's share not given back (see `refund_withheld_reason`); 0 otherwise.",
             title="Refund Withheld",
         ),
-    ] = 0
+    ]
     refund_withheld_reason: Annotated[
         Literal["monthly_limit", "free_credits_expired"] | None,
         Field(
             description="`monthly_limit`: your automatic refunds this month reached the service's limit; `free_credits_expired`: the reveal was paid with free credits of a month that has ended, and free credits expire with their month.",
             title="Refund Withheld Reason",
         ),
-    ] = None
+    ]
     resolved_at: Annotated[AwareDatetime | None, Field(title="Resolved At")]
     status: Annotated[
         Literal["open", "confirmed", "dismissed"],
