@@ -28,7 +28,7 @@ from pyroaring import BitMap
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from vpx.contacts.search.terms import contact_terms, searched_word
+from vpx.contacts.search.terms import contact_terms, email_term, searched_word
 
 if TYPE_CHECKING:
     from vpx.db import Database
@@ -258,8 +258,7 @@ _PENDING = text(
 _DONE = {
     "sqlite": text("DELETE FROM search_changes WHERE seq IN (SELECT value FROM json_each(:seqs))"),
     "postgresql": text(
-        "DELETE FROM search_changes c USING unnest(CAST(CAST(:seqs AS text) AS bigint[])) AS d(seq) "
-        "WHERE c.seq = d.seq"
+        "DELETE FROM search_changes c USING unnest(CAST(CAST(:seqs AS text) AS bigint[])) AS d(seq) WHERE c.seq = d.seq"
     ),
 }
 _ADVANCE = text(
@@ -282,6 +281,26 @@ class _Was:
     email_status: str | None
 
 
+def _only_email_moved(first: Any, now: Any) -> bool:
+    """Whether the postings' contact (before ``first``, a change row) and the contact ``now`` differ
+    at most in their email status: both active and every searched field the same."""
+    return (
+        bool(first.was_active)
+        and now.status == "active"
+        and not now.suppressed
+        and first.old_business_name == now.business_name
+        and first.old_specialty == now.specialty
+        and first.old_license_type == now.license_type
+        and first.old_industry == now.industry
+        and first.old_city == now.city
+        and first.old_state == now.state
+    )
+
+
+def _email_terms(status: str | None) -> frozenset[str]:
+    return frozenset((email_term(status),)) if status else frozenset()
+
+
 async def merge(session: AsyncSession, *, limit: int = MERGE_BATCH) -> tuple[int, set[str]]:
     """Folds up to ``limit`` pending changes into the postings, in the session's transaction, and
     advances the generation. Returns how many changes it folded and the words of the terms it
@@ -299,6 +318,11 @@ async def merge(session: AsyncSession, *, limit: int = MERGE_BATCH) -> tuple[int
         current[int(row.contact_id)] = row
     edits, words = Edits(), set[str]()
     for contact_id, first in first_seen.items():
+        now = current[contact_id]
+        if _only_email_moved(first, now):
+            # The commonest change (an email check): one filter term for another, nothing to cut up.
+            edits.move(contact_id, _email_terms(first.old_email_status), _email_terms(now.email_status))
+            continue
         # What the postings hold: the fields before the contact's first pending change.
         was = _Was(
             first.old_business_name,
@@ -310,9 +334,10 @@ async def merge(session: AsyncSession, *, limit: int = MERGE_BATCH) -> tuple[int
             "active" if first.was_active else "inactive",
             first.old_email_status,
         )
-        after = terms_of(current[contact_id])
-        edits.move(contact_id, terms_of(was), after)
-        words.update(word for term in after if (word := searched_word(term)) is not None)
+        before, after = terms_of(was), terms_of(now)
+        edits.move(contact_id, before, after)
+        # Words the vocabulary may not have yet: those of the terms the contact gained.
+        words.update(word for term in after - before if (word := searched_word(term)) is not None)
     await apply_edits(session, edits)
     seqs = [int(row.seq) for row in rows]
     dialect = _dialect(session)
