@@ -26,6 +26,7 @@ from vpx.clock import Clock
 from vpx.config import Settings, get_settings
 from vpx.contacts.router import router as contact_router
 from vpx.contacts.search import backend_for
+from vpx.contacts.search.folding import FoldAssist
 from vpx.dashboard import install_dashboard
 from vpx.db import Database
 from vpx.demo.feed import start_demo_feed
@@ -117,6 +118,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         if demo_feed is not None:
             await demo_feed.stop()
         await app.state.signal_broker.stop()
+        await app.state.fold_assist.stop()
         if worker is not None:
             await worker.stop(grace_seconds=settings.webhook_timeout_seconds + 2)
         await app.state.mail.close(grace_seconds=settings.smtp_timeout_seconds * 3)
@@ -145,6 +147,9 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.state.enrichment = build_waterfall(database, settings, app.state.rate_limits)
     # Search answers are remembered per process and refreshed in the background (search/caches.py).
     app.state.search = backend_for(database.dialect).refresh_from(database)
+    # A search that finds more changes waiting than it applies has this process fold them.
+    app.state.fold_assist = FoldAssist(database)
+    app.state.search.on_backlog = app.state.fold_assist.request
     # D23: one broker per process feeds every open signal stream (started by the first one).
     app.state.signal_broker = SignalBroker(database, settings)
     app.state.trusted_proxies = [network.parse_network(p) for p in settings.trusted_proxies]

@@ -20,7 +20,7 @@ async def test_get_and_post_share_one_envelope(client: httpx.AsyncClient, factor
     assert got.status_code == posted.status_code == 200
     assert got.json() == posted.json()
     body = got.json()
-    assert set(body) == {"contacts", "total", "limit", "offset", "interpreted"}
+    assert set(body) == {"contacts", "total", "limit", "offset", "exact", "interpreted"}
     assert body["interpreted"] == {"q": "dental", "city": None, "state": None}
     assert body["limit"] == 5 and body["offset"] == 0 and body["total"] >= 5
     preview = body["contacts"][0]

@@ -83,7 +83,7 @@ async def _unknown(settings: Settings, *, fold: bool) -> set[int]:
         async with database.read_sessions() as session:
             found = await postings.read_terms(session, ["#em:unknown"])
             view = await postings.read_view(session)
-        ids = set(found.get("#em:unknown", []))
+        ids = set(found.bitmaps.get("#em:unknown", []))
         for contact_id, terms in view.pending.items():  # what a search does with pending changes
             ids.discard(contact_id)
             if "#em:unknown" in terms:

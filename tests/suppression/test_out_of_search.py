@@ -39,7 +39,7 @@ async def fold_all(app: FastAPI) -> None:
 async def stored_postings(app: FastAPI) -> dict[str, set[int]]:
     async with app.state.database.read_sessions() as session:
         found = await postings.read_prefixed(session, "")
-    return {term: set(bitmap) for term, bitmap in found.items()}
+    return {term: set(bitmap) for term, bitmap in found.bitmaps.items() if bitmap}
 
 
 async def rebuilt_postings(app: FastAPI) -> dict[str, set[int]]:

@@ -46,9 +46,15 @@ class Interpretation(BaseModel):
 
 class SearchResult(BaseModel):
     contacts: list[ContactPreview]
-    total: int = Field(description="All matches, not just this page; exact.")
+    total: int = Field(description="All matches, not just this page.")
     limit: int
     offset: int
+    exact: bool = Field(
+        default=True,
+        description="Whether the answer holds every change to the catalogue made before the question: always, "
+        "unless more than 5,000 changes were waiting to be indexed (a large load written around the service, or "
+        "the service catching up after an outage); the service then indexes them at once.",
+    )
     interpreted: Interpretation | None = Field(
         default=None,
         description="How the words were read (null without words): a trailing place such as "

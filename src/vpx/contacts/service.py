@@ -94,6 +94,7 @@ async def search_contacts(
         total=page.total,
         limit=query.limit,
         offset=query.offset,
+        exact=page.exact,
         interpreted=Interpretation(**page.interpreted.as_dict()) if page.interpreted is not None else None,
     )
 
@@ -137,11 +138,12 @@ async def search_contacts_json(
     interpreted = (
         Interpretation(**page.interpreted.as_dict()).model_dump_json().encode() if page.interpreted else b"null"
     )
-    return b'{"contacts":[%s],"total":%d,"limit":%d,"offset":%d,"interpreted":%s}' % (
+    return b'{"contacts":[%s],"total":%d,"limit":%d,"offset":%d,"exact":%s,"interpreted":%s}' % (
         previews,
         page.total,
         query.limit,
         query.offset,
+        b"true" if page.exact else b"false",
         interpreted,
     )
 

@@ -654,9 +654,16 @@ class EnrollRequest(ApiModel):
 
 class EnrollResult(ApiModel):
     contact_id: Annotated[str, Field(title="Contact Id")]
+    email_status: Annotated[
+        Literal["unknown", "valid_syntax", "invalid_syntax", "no_mx", "mx_found", "bounced"] | None,
+        Field(
+            description="The deliverability of the address written to, once one is chosen: `undeliverable` when it is `no_mx`, `invalid_syntax` or `bounced`; null when nothing is known of it yet or no address was chosen.",
+            title="Email Status",
+        ),
+    ] = None
     enrollment_id: Annotated[str | None, Field(title="Enrollment Id")] = None
     status: Annotated[
-        Literal["enrolled", "not_revealed", "suppressed", "no_email", "already_enrolled", "not_found"],
+        Literal["enrolled", "not_revealed", "suppressed", "no_email", "undeliverable", "already_enrolled", "not_found"],
         Field(title="Status"),
     ]
 
@@ -1909,6 +1916,13 @@ class SearchBody(ApiModel):
 
 class SearchResult(ApiModel):
     contacts: Annotated[list[ContactPreview], Field(title="Contacts")]
+    exact: Annotated[
+        bool | None,
+        Field(
+            description="Whether the answer holds every change to the catalogue made before the question: always, unless more than 5,000 changes were waiting to be indexed (a large load written around the service, or the service catching up after an outage); the service then indexes them at once.",
+            title="Exact",
+        ),
+    ] = True
     interpreted: Annotated[
         Interpretation | None,
         Field(
@@ -1919,7 +1933,7 @@ class SearchResult(ApiModel):
     limit: Annotated[int, Field(title="Limit")]
     offset: Annotated[int, Field(title="Offset")]
     total: Annotated[
-        int, Field(description="All matches, not just this page; exact.", title="Total")
+        int, Field(description="All matches, not just this page.", title="Total")
     ]
 
 
@@ -2872,6 +2886,13 @@ class EmailStep(ApiModel):
 
 
 class EnrollResponse(ApiModel):
+    counts: Annotated[
+        dict[str, int],
+        Field(
+            description="How many results have each status (`enrolled`, `undeliverable`, …); a status no result has is left out.",
+            title="Counts",
+        ),
+    ]
     results: Annotated[list[EnrollResult], Field(title="Results")]
 
 

@@ -21,7 +21,7 @@ import dataclasses
 import time
 from array import array
 from collections import OrderedDict
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
@@ -60,6 +60,9 @@ BITMAP_MEMORY = 64 * 1024 * 1024
 HORIZON_SECONDS = 300.0
 # The first matches of an answer remembered (four pages of 25): later pages are worked out again.
 KEPT_IDS = 100
+# Folds committing between a search's view and its bitmaps before it takes the bitmaps as they come.
+MOVES_TOLERATED = 4
+T = TypeVar("T")
 
 # Searches read through an ORM session or a bare connection (the API's search uses the latter: it
 # has nothing to load into a session).
@@ -101,6 +104,13 @@ class SearchPage:
     rows: list[Any]
     total: int
     interpreted: Interpreted | None = None
+    # False only when more changes wait to be folded in than a search applies (vpx.contacts.search.
+    # postings.PENDING_APPLIED): the answer is then the postings' with the first of them applied.
+    exact: bool = True
+
+
+class _Moved(Exception):
+    """The postings moved on (a fold committed) between reading the view and reading bitmaps."""
 
 
 PREVIEW_COLUMNS = (
@@ -305,13 +315,18 @@ class BaseBackend:
 
     def __init__(self, vocabulary: Vocabulary | None = None) -> None:
         self.vocabulary = vocabulary or built_in()
-        # Each query word's corrections (none when catalogue words start with it).
-        self.corrections: AnswerCache[tuple[str, ...]] = AnswerCache(capacity=8192)
-        self.plans: AnswerCache[Plan] = AnswerCache(capacity=8192)
+        # What the vocabulary has for a query word, by the postings' generation it was read in (the
+        # vocabulary grows only when a fold adds words): whether a word starts with it, and the words
+        # near it. Never by time: a word added is seen by the next question.
+        self.candidates: AnswerCache[Candidates] = AnswerCache(capacity=8192, ttl=float("inf"))
+        # A question's plan, by the generation and the words of changes not folded in yet.
+        self.plans: AnswerCache[Plan] = AnswerCache(capacity=8192, ttl=float("inf"))
         self.bitmaps = BitmapMemory()
         self.horizons = Horizons()
         self.answers = Answers()
         self.database: Database | None = None
+        # Called when a search finds more changes waiting than it applies (the process folds them).
+        self.on_backlog: Callable[[], None] | None = None
 
     def refresh_from(self, database: Database) -> Self:
         """Reads the operator's vocabulary (VPX_SEARCH_SYNONYMS) and recomputes stale corrections on a
@@ -352,9 +367,11 @@ class BaseBackend:
 
     # --- planning ------------------------------------------------------------------------------
 
-    async def plan(self, session: Reader, query: SearchQuery) -> Plan:
+    async def plan(self, session: Reader, query: SearchQuery, view: postings.View | None = None) -> Plan:
+        view = view if view is not None else await postings.read_view(session)
+
         async def corrections(word: str) -> tuple[str, ...]:
-            return await self._corrections(session, word)
+            return await self._corrections(session, word, view)
 
         return Plan(
             clauses=await plan_words(query.text, self.vocabulary, corrections),
@@ -362,25 +379,40 @@ class BaseBackend:
             license_type=plan_filter(query.license_type),
         )
 
-    async def _corrections(self, session: Reader, word: str) -> tuple[str, ...]:
-        """Nearest vocabulary words for a word that no catalogue word starts with (else none)."""
+    async def _corrections(self, session: Reader, word: str, view: postings.View) -> tuple[str, ...]:
+        """Nearest vocabulary words for a word that no catalogue word starts with (else none). The
+        vocabulary counts the words of the changes not folded in yet, as it will once they are."""
 
-        async def compute(reader: Reader) -> tuple[str, ...]:
+        async def compute(reader: Reader) -> Candidates:
             if await self.has_prefix(reader, word):
-                return ()
+                return Candidates(prefixed=True, near=())
             # Every word one edit away, looked up exactly (a few hundred index probes), finds what
             # most typos are; for a long word with none, words two edits away are found through
             # shared trigrams.
-            candidates = await self.known_words(reader, sorted(one_edit(word)))
-            if not candidates and max_edits(word) > 1:
-                candidates = await self.similar_terms(reader, word)
-            return closest(word, candidates)
+            near = await self.known_words(reader, sorted(one_edit(word)))
+            if not near and max_edits(word) > 1:
+                return Candidates(prefixed=False, near=(), far=tuple(await self.similar_terms(reader, word)))
+            return Candidates(prefixed=False, near=tuple(near))
 
-        return await self.corrections.get(word, compute, session, background=self._background())
+        found = await self.candidates.get((word, view.generation), compute, session)
+        if found.prefixed:
+            return ()
+        pending = view.words
+        if not pending:
+            return closest(word, list(found.near or found.far))
+        if any(other.startswith(word) for other in pending):
+            return ()
+        budget = max_edits(word)
+        near = [*found.near, *(other for other in pending if OSA.distance(word, other, score_cutoff=1) <= 1)]
+        if not near and budget > 1:
+            near = [*found.far, *(other for other in pending if OSA.distance(word, other, score_cutoff=2) <= 2)]
+        return closest(word, near)
 
     # --- reading the postings ------------------------------------------------------------------
 
     async def _read(self, session: Reader, view: postings.View, exact: set[str], prefixes: set[str]) -> Terms:
+        """The bitmaps of the terms, of the view's generation (_Moved when a fold committed after
+        the view was read: the caller reads the view again)."""
         terms = Terms()
         missing = []
         for term in exact:
@@ -390,7 +422,7 @@ class BaseBackend:
             else:
                 terms.exact[term] = remembered
         if missing:
-            found = await postings.read_terms(session, sorted(missing))
+            found = _of_generation(await postings.read_terms(session, sorted(missing)), view)
             for term in missing:
                 bitmap = found.get(term, BitMap())
                 self.bitmaps.put(term, view.generation, bitmap)
@@ -399,7 +431,7 @@ class BaseBackend:
             key = prefix + "*"
             remembered = self.bitmaps.get(key, view.generation)
             if remembered is None:
-                found = await postings.read_prefixed(session, prefix)
+                found = _of_generation(await postings.read_prefixed(session, prefix), view)
                 remembered = BitMap.union(*found.values()) if found else BitMap()
                 self.bitmaps.put(key, view.generation, remembered)
             terms.prefixed[prefix] = remembered
@@ -451,7 +483,9 @@ class BaseBackend:
 
     # --- answering -----------------------------------------------------------------------------
 
-    async def interpret(self, session: Reader, query: SearchQuery) -> tuple[SearchQuery, Interpreted | None]:
+    async def interpret(
+        self, session: Reader, query: SearchQuery, view: postings.View | None = None
+    ) -> tuple[SearchQuery, Interpreted | None]:
         """The question with a trailing place read into the filters (explicit filters win), and how
         it was read; a place the catalogue does not know is left in the words."""
         if not query.text:
@@ -461,7 +495,12 @@ class BaseBackend:
         if place is not None:
             state = query.state or place.state
             city = query.city or place.city_name
-            if place.city and not query.city and not await self._knows_city(session, place.city_name or "", state):
+            view = view if view is not None else await postings.read_view(session)
+            if (
+                place.city
+                and not query.city
+                and not await self._knows_city(session, view, place.city_name or "", state)
+            ):
                 place = None
             else:
                 text_ = " ".join(place.rest)
@@ -469,16 +508,30 @@ class BaseBackend:
                 return query, Interpreted(q=text_, city=city, state=state)
         return query, Interpreted(q=query.text or "", city=query.city, state=query.state)
 
-    async def _knows_city(self, session: Reader, city: str, state: str | None) -> bool:
-        view = await postings.read_view(session)
+    async def _knows_city(self, session: Reader, view: postings.View, city: str, state: str | None) -> bool:
         wanted = {city_term(city)} | ({state_term(state)} if state else set())
         terms = await self._read(session, view, wanted, set())
         return bool(_all_of([terms.term(t) for t in wanted], terms.term(city_term(city))))
 
+    async def _viewed(self, session: Reader, work: Callable[[postings.View], Awaitable[T]]) -> T:
+        """``work`` on a view of the postings, again on a fresh view when a fold committed meanwhile
+        (its bitmaps must be of the view's generation); the last try takes them as they come."""
+        for _ in range(MOVES_TOLERATED):
+            try:
+                return await work(await postings.read_view(session))
+            except _Moved:
+                continue
+        return await work(dataclasses.replace(await postings.read_view(session), strict=False))
+
     async def search(self, session: Reader, query: SearchQuery) -> SearchPage:
-        query, interpreted = await self.interpret(session, query)
-        plan = await self._plan(session, query)
-        view = await postings.read_view(session)
+        page = await self._viewed(session, lambda view: self._search(session, query, view))
+        if not page.exact and self.on_backlog is not None:
+            self.on_backlog()
+        return page
+
+    async def _search(self, session: Reader, query: SearchQuery, view: postings.View) -> SearchPage:
+        query, interpreted = await self.interpret(session, query, view)
+        plan = await self._plan(session, query, view)
         key = query.count_key()
         horizon = self.horizons.get(key) if query.offset else None
         end = query.offset + query.limit
@@ -498,25 +551,31 @@ class BaseBackend:
             self.horizons.put(key, answer.highest)
         ids = list(answer.ids[query.offset : end])
         by_id = {row.id: row for row in await self.rows_by_id(session, ids)} if ids else {}
-        return SearchPage(rows=[by_id[i] for i in ids if i in by_id], total=answer.total, interpreted=interpreted)
+        return SearchPage(
+            rows=[by_id[i] for i in ids if i in by_id], total=answer.total, interpreted=interpreted, exact=view.complete
+        )
 
-    async def _plan(self, session: Reader, query: SearchQuery) -> Plan:
-        """The question's plan, remembered as long as its words' corrections are (a minute)."""
+    async def _plan(self, session: Reader, query: SearchQuery, view: postings.View) -> Plan:
+        """The question's plan, remembered for the postings' generation and the words waiting to be
+        folded in (its words' corrections depend on both)."""
 
         async def compute(reader: Reader) -> Plan:
-            return await self.plan(reader, query)
+            return await self.plan(reader, query, view)
 
-        return await self.plans.get(
-            (query.text, query.specialty, query.license_type), compute, session, background=self._background()
-        )
+        key = (query.text, query.specialty, query.license_type, view.generation, view.words)
+        return await self.plans.get(key, compute, session)
 
     async def matching_ids(self, session: Reader, query: SearchQuery) -> BitMap | None:
         """Every contact the question matches (words, place, filters), None when it has no words."""
-        query, _ = await self.interpret(session, query)
-        plan = await self.plan(session, query)
-        if plan.empty:
-            return None
-        return (await self._matches(session, query, plan, await postings.read_view(session)))[1]
+
+        async def work(view: postings.View) -> BitMap | None:
+            interpreted, _ = await self.interpret(session, query, view)
+            plan = await self.plan(session, interpreted, view)
+            if plan.empty:
+                return None
+            return (await self._matches(session, interpreted, plan, view))[1]
+
+        return await self._viewed(session, work)
 
     async def matching_condition(self, session: Reader, query: SearchQuery) -> Any:
         ids = await self.matching_ids(session, query)
@@ -535,6 +594,22 @@ class BaseBackend:
         if query.email_status:
             statement = statement.where(Contact.email.is_not(None), Contact.email_status == query.email_status)
         return statement
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """What the vocabulary had for a query word: a word it starts (no correction then), the words one
+    edit from it, or (none of those and a long word) those sharing trigrams with it."""
+
+    prefixed: bool
+    near: tuple[str, ...]
+    far: tuple[str, ...] = ()
+
+
+def _of_generation(read: postings.Read, view: postings.View) -> dict[str, BitMap]:
+    if view.strict and read.generation not in (-1, view.generation):
+        raise _Moved
+    return read.bitmaps
 
 
 def _facet_terms(query: SearchQuery) -> list[str]:

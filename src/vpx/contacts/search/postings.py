@@ -18,10 +18,12 @@ in one pass (``rebuild``).
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from pyroaring import BitMap
@@ -36,8 +38,9 @@ if TYPE_CHECKING:
 CHUNK_BITS = 18
 # Contact ids must fit the bitmaps' 32 bits.
 MOST_ID = 2**32 - 1
-# Pending changes a search applies itself; beyond them (a large load the worker is still folding
-# in) a search answers from the postings as they are, for the seconds that takes.
+# Pending changes a search applies itself. Writers keep the backlog below it (bulk loads and imports
+# fold what they write, the worker folds the rest within a second); a search that finds more says
+# its answer is not exact and has its process fold them (vpx.contacts.search.engine).
 PENDING_APPLIED = 5_000
 # Changes folded into the postings per transaction.
 MERGE_BATCH = 20_000
@@ -81,11 +84,22 @@ def pg_array(values: Iterable[object]) -> str:
     return "{" + ",".join(quoted) + "}"
 
 
+# Each read of the postings says which generation it read (in the same statement: one snapshot), so
+# that bitmaps are never put together with a view of another generation.
 _EXACT = {
-    "sqlite": text("SELECT term, ids FROM search_postings WHERE term IN (SELECT value FROM json_each(:terms))"),
-    "postgresql": text("SELECT term, ids FROM search_postings WHERE term = ANY(CAST(CAST(:terms AS text) AS text[]))"),
+    "sqlite": text(
+        "SELECT s.generation, p.term, p.ids FROM search_state s LEFT JOIN search_postings p "
+        "ON p.term IN (SELECT value FROM json_each(:terms)) WHERE s.id = 1"
+    ),
+    "postgresql": text(
+        "SELECT s.generation, p.term, p.ids FROM search_state s LEFT JOIN search_postings p "
+        "ON p.term = ANY(CAST(CAST(:terms AS text) AS text[])) WHERE s.id = 1"
+    ),
 }
-_PREFIXED = text("SELECT term, ids FROM search_postings WHERE term >= :low AND term < :high")
+_PREFIXED = text(
+    "SELECT s.generation, p.term, p.ids FROM search_state s LEFT JOIN search_postings p "
+    "ON p.term >= :low AND p.term < :high WHERE s.id = 1"
+)
 # The highest code point: above any character a term can hold, in both databases' byte order.
 _ABOVE = "\U0010ffff"
 
@@ -94,24 +108,35 @@ def _dialect(reader: Reader) -> str:
     return str(reader.get_bind().dialect.name if isinstance(reader, AsyncSession) else reader.dialect.name)
 
 
-async def read_terms(reader: Reader, terms: Sequence[str]) -> dict[str, BitMap]:
+@dataclass(frozen=True)
+class Read:
+    """Bitmaps read from the postings, and the generation they are of."""
+
+    generation: int
+    bitmaps: dict[str, BitMap]
+
+
+async def read_terms(reader: Reader, terms: Sequence[str]) -> Read:
     """Each term's bitmap (its chunks joined); a term no active contact has is left out."""
     if not terms:
-        return {}
+        return Read(-1, {})
     dialect = _dialect(reader)
     value = json.dumps(list(terms)) if dialect == "sqlite" else pg_array(terms)
-    found: dict[str, BitMap] = {}
-    for term, blob in await reader.execute(_EXACT[dialect], {"terms": value}):
-        _join(found, term, blob)
-    return found
+    return _joined(await reader.execute(_EXACT[dialect], {"terms": value}))
 
 
-async def read_prefixed(reader: Reader, prefix: str) -> dict[str, BitMap]:
+async def read_prefixed(reader: Reader, prefix: str) -> Read:
     """The bitmaps of every term that starts with ``prefix``."""
-    found: dict[str, BitMap] = {}
-    for term, blob in await reader.execute(_PREFIXED, {"low": prefix, "high": prefix + _ABOVE}):
-        _join(found, term, blob)
-    return found
+    return _joined(await reader.execute(_PREFIXED, {"low": prefix, "high": prefix + _ABOVE}))
+
+
+def _joined(rows: Iterable[Any]) -> Read:
+    generation, found = 0, dict[str, BitMap]()
+    for row in rows:
+        generation = int(row.generation or 0)
+        if row.term is not None:
+            _join(found, row.term, row.ids)
+    return Read(generation, found)
 
 
 def _join(found: dict[str, BitMap], term: str, blob: bytes) -> None:
@@ -128,14 +153,26 @@ def _join(found: dict[str, BitMap], term: str, blob: bytes) -> None:
 @dataclass(frozen=True)
 class View:
     """The postings' generation and the changes not folded into them yet, each contact with the
-    terms it has now (none when it is inactive or gone)."""
+    terms it has now (none when it is inactive or gone). ``complete``: every pending change is here
+    (else only the contacts of the first PENDING_APPLIED)."""
 
     generation: int
     pending: dict[int, frozenset[str]] = field(default_factory=dict)
+    complete: bool = True
+    # Whether bitmaps read for it must be of its generation (vpx.contacts.search.engine).
+    strict: bool = True
 
     @property
     def stamp(self) -> tuple[int, int]:
         return self.generation, hash(tuple(sorted(self.pending.items())))
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        """The searched words of the pending contacts' terms: the vocabulary will have them once they
+        are folded in, so typo corrections count them already."""
+        return frozenset(
+            word for terms in self.pending.values() for term in terms if (word := searched_word(term)) is not None
+        )
 
 
 _VIEW = text(
@@ -150,14 +187,15 @@ _VIEW = text(
 async def read_view(reader: Reader) -> View:
     """The generation and the first ``PENDING_APPLIED`` pending changes, read in one statement (one
     snapshot: a merge that commits meanwhile is seen whole or not at all)."""
-    rows = list(await reader.execute(_VIEW, {"limit": PENDING_APPLIED}))
+    rows = list(await reader.execute(_VIEW, {"limit": PENDING_APPLIED + 1}))
     if not rows:
         return View(generation=0)
     pending: dict[int, frozenset[str]] = {}
-    for row in rows:
+    for row in rows[:PENDING_APPLIED]:
         if row.contact_id is not None:
             pending[int(row.contact_id)] = terms_of(row)
-    return View(generation=int(rows[0].generation or 0), pending=pending)
+    complete = len(rows) <= PENDING_APPLIED or rows[PENDING_APPLIED].contact_id is None
+    return View(generation=int(rows[0].generation or 0), pending=pending, complete=complete)
 
 
 # --- writing ---------------------------------------------------------------------------------
@@ -207,7 +245,7 @@ async def apply_edits(session: AsyncSession, edits: Edits) -> None:
     if not keys:
         return
     dialect = _dialect(session)
-    current: dict[tuple[str, int], BitMap] = {}
+    current: dict[tuple[str, int], bytes] = {}
     for start in range(0, len(keys), 5_000):
         part = keys[start : start + 5_000]
         if dialect == "sqlite":
@@ -215,22 +253,32 @@ async def apply_edits(session: AsyncSession, edits: Edits) -> None:
         else:
             parameters = {"terms": pg_array(k[0] for k in part), "chunks": pg_array(k[1] for k in part)}
         for term, chunk, blob in await session.execute(_ROWS_FOR_UPDATE[dialect], parameters):
-            current[(term, int(chunk))] = BitMap.deserialize(bytes(blob))
+            current[(term, int(chunk))] = bytes(blob)
+    # The bitmaps' work off the event loop (a server process may fold: vpx.contacts.search.folding).
+    upserts, deletes = await asyncio.to_thread(_edited, keys, current, edits)
+    if upserts:
+        await session.execute(_UPSERT, upserts)
+    if deletes:
+        await session.execute(_DELETE_ROW, deletes)
+
+
+def _edited(
+    keys: list[tuple[str, int]], current: dict[tuple[str, int], bytes], edits: Edits
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The rows to write (upserts) and to delete, the edits made to the bitmaps read."""
     upserts, deletes = [], []
     for key in keys:
-        bitmap = current.get(key, BitMap())
+        blob = current.get(key)
+        bitmap = BitMap.deserialize(blob) if blob is not None else BitMap()
         if key in edits.removed:
             bitmap -= edits.removed[key]
         if key in edits.added:
             bitmap |= edits.added[key]
         if bitmap:
             upserts.append({"term": key[0], "chunk": key[1], "ids": _serialised(bitmap), "size": len(bitmap)})
-        elif key in current:
+        elif blob is not None:
             deletes.append({"term": key[0], "chunk": key[1]})
-    if upserts:
-        await session.execute(_UPSERT, upserts)
-    if deletes:
-        await session.execute(_DELETE_ROW, deletes)
+    return upserts, deletes
 
 
 def _serialised(bitmap: BitMap) -> bytes:
@@ -301,16 +349,9 @@ def _email_terms(status: str | None) -> frozenset[str]:
     return frozenset((email_term(status),)) if status else frozenset()
 
 
-async def merge(session: AsyncSession, *, limit: int = MERGE_BATCH) -> tuple[int, set[str]]:
-    """Folds up to ``limit`` pending changes into the postings, in the session's transaction, and
-    advances the generation. Returns how many changes it folded and the words of the terms it
-    added (for the vocabulary of typo corrections)."""
-    if _dialect(session) == "postgresql":
-        # One merge at a time: a second waits here, then finds the changes gone.
-        await session.execute(text("SELECT pg_advisory_xact_lock(7372461)"))
-    rows = list(await session.execute(_PENDING, {"limit": limit}))
-    if not rows:
-        return 0, set()
+def _edits_of(rows: list[Any]) -> tuple[Edits, set[str]]:
+    """What the changes do to the postings: each contact moved from the terms the postings hold for
+    it (before its first change) to the terms it has now; and the words of the terms gained."""
     first_seen: dict[int, Any] = {}
     current: dict[int, Any] = {}
     for row in rows:
@@ -338,6 +379,20 @@ async def merge(session: AsyncSession, *, limit: int = MERGE_BATCH) -> tuple[int
         edits.move(contact_id, before, after)
         # Words the vocabulary may not have yet: those of the terms the contact gained.
         words.update(word for term in after - before if (word := searched_word(term)) is not None)
+    return edits, words
+
+
+async def merge(session: AsyncSession, *, limit: int = MERGE_BATCH) -> tuple[int, set[str]]:
+    """Folds up to ``limit`` pending changes into the postings, in the session's transaction, and
+    advances the generation. Returns how many changes it folded and the words of the terms it
+    added (for the vocabulary of typo corrections)."""
+    if _dialect(session) == "postgresql":
+        # One merge at a time: a second waits here, then finds the changes gone.
+        await session.execute(text("SELECT pg_advisory_xact_lock(7372461)"))
+    rows = list(await session.execute(_PENDING, {"limit": limit}))
+    if not rows:
+        return 0, set()
+    edits, words = await asyncio.to_thread(_edits_of, rows)
     await apply_edits(session, edits)
     seqs = [int(row.seq) for row in rows]
     dialect = _dialect(session)
@@ -412,7 +467,9 @@ async def fold_changes(database: Database) -> int:
     vocabulary of typo corrections; how many changes it folded (the worker's search round)."""
     from vpx.contacts.search.engine import backend_for
 
-    async with database.writer_turn(), database.write_sessions() as session, session.begin():
+    # A connection whose statements leave the event loop free (SQLite: a thread of its own): a
+    # server process folds too (its worker, or a search that found a backlog).
+    async with database.writer_turn(), database.bulk_write_sessions() as session, session.begin():
         merged, words = await merge(session)
         vocabulary = {word for word in words if len(word) >= 2}
         if vocabulary:
