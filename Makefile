@@ -37,11 +37,15 @@ browser:
 # (the same ones each time: var/demo-keys.json), and serve; VPX_DEMO_FEED=1 has the server add a few demo
 # signals a minute (stream, webhooks, auto-buy); VPX_MAIL_TO_LOG=1 writes the dashboard's emails (sign-up
 # confirmation, password reset) to the log; VPX_DEMO_MAIL_PORT runs the demo's mail catcher, an SMTP sink
-# on 127.0.0.1 for the demo account's mailboxes that keeps what they send in var/demo-mail/.
-DEMO_MAIL_PORT ?= 2525
+# on 127.0.0.1 for the demo account's mailboxes that keeps what they send in var/demo-mail/ (2525, or the
+# environment's VPX_DEMO_MAIL_PORT, or DEMO_MAIL_PORT=… given to make; the next free port when it is taken);
+# VPX_WEBHOOK_ALLOW_PRIVATE=1 lets webhooks reach a receiver on this machine (plain http, loopback), which
+# only a development server may allow (the environment's value wins).
+DEMO_MAIL_PORT ?= $(or $(VPX_DEMO_MAIL_PORT),2525)
+WEBHOOK_ALLOW_PRIVATE ?= $(or $(VPX_WEBHOOK_ALLOW_PRIVATE),1)
 serve: setup
 	$(BIN)/vpx demo
-	VPX_DEMO_FEED=1 VPX_MAIL_TO_LOG=1 VPX_DEMO_MAIL_PORT=$(DEMO_MAIL_PORT) $(BIN)/vpx serve --port $(PORT)
+	VPX_DEMO_FEED=1 VPX_MAIL_TO_LOG=1 VPX_DEMO_MAIL_PORT=$(DEMO_MAIL_PORT) VPX_WEBHOOK_ALLOW_PRIVATE=$(WEBHOOK_ALLOW_PRIVATE) $(BIN)/vpx serve --port $(PORT)
 
 # Set up and run every check: lint, types, the tests on SQLite and PostgreSQL, and the Python client's.
 test: setup lint typecheck pytest client-test

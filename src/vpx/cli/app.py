@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import tempfile
 from decimal import Decimal, InvalidOperation
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -33,6 +34,9 @@ from vpx.db import Database
 from vpx.secrets import SecretsUnavailable, generate_key, load_box
 from vpx.suppression import service as suppression_service
 from vpx.suppression.service import SuppressionKind, SuppressionReason
+
+if TYPE_CHECKING:
+    import uvicorn
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -122,6 +126,8 @@ def serve(
         fail(str(exc), as_json=as_json, code="secrets_unavailable")
     if workers > 1 and not os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="vpx-metrics-")
+    # Bound before anything says "serving": a port already taken is said here, and nothing else is.
+    sock = _listening_socket(host, port, as_json=as_json)
     serving: dict[str, object] = {
         "status": "serving",
         "url": url,
@@ -132,9 +138,9 @@ def serve(
         "dashboard": f"{url}/dashboard",
     }
     if settings.demo_mail_port is not None:
-        serving.update(_start_mail_catcher(settings, as_json=as_json))
+        serving.update(_start_mail_catcher(settings.demo_mail_port, settings))
     emit(serving, as_json=as_json)
-    uvicorn.run(
+    config = uvicorn.Config(
         "vpx.app:create_app",
         factory=True,
         host=host,
@@ -146,6 +152,45 @@ def serve(
         # uvicorn's protocol, but bytes that are not HTTP get a problem document, not a bare text/plain 400.
         http="vpx.http_protocol:ProblemHttpProtocol",
     )
+    if not run_server(config, sock):
+        raise typer.Exit(1)
+
+
+def _listening_socket(host: str, port: int, *, as_json: bool) -> socket.socket:
+    """The server's socket, bound as uvicorn binds it (and handed to it); a port already taken ends
+    `vpx serve` here, saying so, before it says it serves."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family=family)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        fail(
+            f"cannot listen on {_bound_url(host, port).removeprefix('http://')} ({exc.strerror or exc}): another "
+            "program may be using that port; choose another with --port",
+            as_json=as_json,
+            code="port_unavailable",
+        )
+    sock.set_inheritable(True)  # the server processes take it over when there are several
+    return sock
+
+
+def run_server(config: uvicorn.Config, sock: socket.socket) -> bool:
+    """uvicorn on the bound socket, in this process or in ``config.workers`` processes, until it is
+    stopped; False when the server could not start."""
+    import uvicorn
+    from uvicorn.supervisors import Multiprocess
+
+    server = uvicorn.Server(config)
+    try:
+        if config.workers > 1:
+            Multiprocess(config, sockets=[sock]).run()
+            return True
+        server.run(sockets=[sock])
+    except KeyboardInterrupt:
+        pass
+    return server.started
 
 
 def _bound_url(host: str, port: int) -> str:
@@ -155,25 +200,27 @@ def _bound_url(host: str, port: int) -> str:
     return f"http://[{shown}]:{port}" if ":" in shown else f"http://{shown}:{port}"
 
 
-def _start_mail_catcher(settings: Settings, *, as_json: bool) -> dict[str, object]:
+def _start_mail_catcher(wanted: int, settings: Settings) -> dict[str, object]:
     """The demo's mail catcher (VPX_DEMO_MAIL_PORT, make serve) in this process, next to the server
-    processes; a port already taken stops `vpx serve` here, saying so."""
+    processes, on that port or the next free one. It is optional: when it cannot listen at all the
+    server runs without it, saying so."""
     from vpx.mail import catcher
 
-    assert settings.demo_mail_port is not None
     try:
-        sock = catcher.listening_socket(settings.demo_mail_port)
+        sock = catcher.first_free_socket(wanted)
     except OSError as exc:
-        fail(
-            f"the demo's mail catcher cannot listen on {catcher.HOST}:{settings.demo_mail_port} "
-            f"({exc.strerror or exc}): set VPX_DEMO_MAIL_PORT to a free port",
-            as_json=as_json,
-            code="demo_mail_port_taken",
-        )
+        os.environ.pop("VPX_DEMO_MAIL_PORT", None)
+        get_settings.cache_clear()
+        return {"demo_mail_smtp": f"off: no port from {wanted} could be listened on ({exc.strerror or exc})"}
+    port = int(sock.getsockname()[1])
+    # The server processes read the port they may let the demo account's mailboxes use from here.
+    os.environ["VPX_DEMO_MAIL_PORT"] = str(port)
+    get_settings.cache_clear()
     folder = catcher.catcher_folder(settings)
     catcher.run_in_thread(folder, sock)
+    taken = "" if port == wanted else f"; {wanted} was taken"
     return {
-        "demo_mail_smtp": f"{catcher.HOST}:{settings.demo_mail_port} (the demo account only; no TLS)",
+        "demo_mail_smtp": f"{catcher.HOST}:{port} (the demo account only; no TLS{taken})",
         "demo_mail_folder": f"{folder}/ (one .eml file per email)",
     }
 

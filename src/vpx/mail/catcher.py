@@ -7,7 +7,8 @@ Development and demos only: it sends nothing on, takes any login (AUTH PLAIN or 
 TLS, so a mailbox pointing at it uses ``smtp_security: "none"``; nothing reads replies from it (the demo
 mailbox has no IMAP). `vpx serve` runs it when VPX_DEMO_MAIL_PORT is set; only the demo account's
 mailboxes may point at it (``vpx.mailboxes.service``): every other account's loopback host is still
-refused (D26's guard).
+refused (D26's guard). When that port is taken, `vpx serve` takes the next free one, prints it and hands
+it to the server processes as their VPX_DEMO_MAIL_PORT.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ MAX_COMMAND_BYTES = 2048
 MAX_LINE_BYTES = 64 * 1024
 MAX_RECIPIENTS = 100
 IDLE_SECONDS = 300.0
+# How many ports after VPX_DEMO_MAIL_PORT the catcher tries when that one is taken.
+NEXT_PORTS = 20
 # Answers the client (the lines of one reply), and reads its next line.
 Say = Callable[..., Awaitable[None]]
 Line = Callable[[], Awaitable[bytes]]
@@ -54,6 +57,19 @@ def is_catcher(host: str, port: int, settings: Settings) -> bool:
 def listening_socket(port: int, host: str = HOST) -> socket.socket:
     """The catcher's socket, bound and listening; OSError (the port is taken…) for the caller to report."""
     return socket.create_server((host, port))
+
+
+def first_free_socket(port: int, *, tries: int = NEXT_PORTS) -> socket.socket:
+    """A listening socket on ``port`` or, when it is taken, the first free one of the ``tries`` ports
+    after it (the catcher is optional: a busy port must not stop the demo). OSError when none is free."""
+    last: OSError | None = None
+    for candidate in range(port, min(port + tries, 65_535) + 1):
+        try:
+            return listening_socket(candidate)
+        except OSError as exc:
+            last = exc
+    assert last is not None
+    raise last
 
 
 @dataclass
