@@ -77,7 +77,32 @@ def emit_rows(
     console.print(table)
 
 
-def fail(message: str, *, as_json: bool, code: str = "error", status: int = 1) -> NoReturn:
+# Exit statuses (docs/operator-guide.md): 2 when the command cannot take what it was given (usage errors,
+# refused values, files it cannot read or use, bad settings), as click's own usage errors; 1 when it was
+# understood and failed (not found, a conflict, a failed run, a port taken, a database out of reach).
+BAD_INPUT = 2
+FAILED = 1
+BAD_INPUT_CODES = frozenset({"invalid_parameters", "invalid_file", "unreadable_file", "invalid_settings"})
+
+
+def file_problem(exc: OSError | UnicodeDecodeError) -> str:
+    """Why a file named on the command line could not be read, in words (never "[Errno 2] …")."""
+    if isinstance(exc, UnicodeDecodeError):
+        return "it is not UTF-8 text"
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, IsADirectoryError):
+        return "it is a directory, not a file"
+    if isinstance(exc, PermissionError):
+        return "it cannot be read (permission denied)"
+    return f"it cannot be read ({(exc.strerror or type(exc).__name__).lower()})"
+
+
+def fail(message: str, *, as_json: bool, code: str = "error", status: int | None = None) -> NoReturn:
+    """Ends the command with one error (a JSON object on stdout under --json, a line on stderr
+    otherwise); the exit status follows the code unless ``status`` says otherwise."""
+    if status is None:
+        status = BAD_INPUT if code in BAD_INPUT_CODES else FAILED
     if as_json:
         sys.stdout.write(json.dumps({"error": {"code": code, "message": message}}) + "\n")
     else:

@@ -17,7 +17,6 @@ from vpx.db import Database
 from vpx.quality import figures, reports
 from vpx.quality.schemas import AdminReport
 
-USAGE = 2
 reports_app = typer.Typer(
     no_args_is_help=True,
     help="Buyers' reports of wrong phones, emails, websites and addresses: list them, confirm (the field is "
@@ -68,7 +67,7 @@ def list_command(
 ) -> None:
     """List reports, oldest first, with their reporter, the refund paid and their trail."""
     if status is not None and status not in STATUSES:
-        fail("--status must be open, confirmed or dismissed", as_json=as_json, code="invalid_parameters", status=USAGE)
+        fail("--status must be open, confirmed or dismissed", as_json=as_json, code="invalid_parameters")
 
     async def work(database: Database, settings: Settings) -> dict[str, Any]:
         async with database.read_sessions() as session:

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from vpx.cli.output import JsonOption, cell, emit, emit_rows, fail, run_with_database
+from vpx.cli.output import JsonOption, cell, emit, emit_rows, fail, file_problem, run_with_database
 from vpx.clock import Clock
 from vpx.config import Settings, get_settings
 from vpx.db import Database
@@ -22,7 +22,6 @@ sources_app = typer.Typer(
     no_args_is_help=True,
     help="Sources the worker keeps in sync on a schedule (registry files, permit exports), and their freshness.",
 )
-USAGE = 2  # bad usage exits 2, as the command line's own usage errors do
 Name = Annotated[str, typer.Argument(help="The source's name.", show_default=False)]
 LIST_COLUMNS = (
     ("name", "name"),
@@ -70,12 +69,7 @@ def add_command(
         try:
             mapping = mapping_file.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            fail(
-                f"--mapping {mapping_file}: cannot read it ({exc})",
-                as_json=as_json,
-                code="invalid_parameters",
-                status=USAGE,
-            )
+            fail(f"--mapping {mapping_file}: {file_problem(exc)}", as_json=as_json, code="invalid_parameters")
         mapping_name = mapping_file.stem
     try:
         new = source_service.check_new(
@@ -88,7 +82,7 @@ def add_command(
             options=source_service.parse_options(list(option or [])),
         )
     except InvalidSource as exc:
-        fail(_in_cli_words(exc), as_json=as_json, code="invalid_parameters", status=USAGE)
+        fail(_in_cli_words(exc), as_json=as_json, code="invalid_parameters")
     settings = get_settings()
     box = _box(settings, as_json=as_json)
 

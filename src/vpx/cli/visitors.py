@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from vpx.cli.output import JsonOption, emit, fail, run_with_database
+from vpx.cli.output import JsonOption, emit, fail, file_problem, run_with_database
 from vpx.clock import Clock
 from vpx.config import Settings, get_settings
 from vpx.db import Database
@@ -74,7 +74,9 @@ def import_ranges_command(
 
     try:
         result = run_with_database(work, as_json=as_json, settings=settings)
-    except (OSError, ValueError) as exc:
+    except OSError as exc:
+        fail(f"cannot read {path}: {file_problem(exc)}", as_json=as_json, code="invalid_file")
+    except ValueError as exc:
         fail(f"cannot read {path}: {exc}", as_json=as_json, code="invalid_file")
     emit(result if as_json else {k: v for k, v in result.items() if k != "problems"}, as_json=as_json)
     if not as_json:

@@ -9,13 +9,20 @@ the API uses for the same mistake.
 
 Switches stay switches: `--json` takes no value (`--json true` has never worked); a value after one is
 refused with a sentence that says so.
+
+Help reads as the terminal wraps it: a docstring's line ends within a paragraph are spaces (rich would
+keep them, breaking a summary mid-sentence). Under `--json` a usage error (an unknown option, a missing
+argument, a refused value) is one JSON object on stdout like every other error of the command, with
+code ``invalid_parameters`` and exit status 2, instead of a box on the terminal.
 """
 
 from __future__ import annotations
 
+import json
 import re
-from collections.abc import Iterator
-from typing import Any
+import sys
+from collections.abc import Iterator, Sequence
+from typing import Any, NoReturn
 
 import typer
 from pydantic import ValidationError
@@ -40,6 +47,14 @@ _KIND_WORDS = {
 _BOOLEAN_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "1", "0"})
 # click's UsageError: typer (which vendors click) exports only its subclass BadParameter.
 _UsageError: type[Exception] = typer.BadParameter.__mro__[1]
+_ClickException: type[Exception] = _UsageError.__mro__[1]
+# A paragraph's own line ends: a newline with text on both sides (a blank line still parts paragraphs).
+_LINE_END = re.compile(r"(?<=\S)[ \t]*\n[ \t]*(?=\S)")
+
+
+def unwrapped(text: str | None) -> str | None:
+    """Help text with each paragraph on one line, for the terminal to wrap."""
+    return None if text is None else _LINE_END.sub(" ", text)
 
 
 def kind_word(param: object, shown: str | None) -> str | None:
@@ -110,6 +125,8 @@ class PlainWordsGroup(TyperGroup):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         for command in _tree(self):
+            for attribute in ("help", "short_help"):
+                setattr(command, attribute, unwrapped(getattr(command, attribute, None)))
             if type(command) is TyperGroup:
                 command.__class__ = PlainWordsGroup
             elif type(command) is TyperCommand:
@@ -121,6 +138,25 @@ class PlainWordsGroup(TyperGroup):
         option = super().get_help_option(ctx)
         _plain_parameter(option)
         return option
+
+    def main(  # type: ignore[override]  # click's signature, its arguments passed on as they came
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        arguments = list(sys.argv[1:] if args is None else args)
+        if not standalone_mode or "--json" not in arguments:
+            return super().main(arguments, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            status = super().main(arguments, prog_name, complete_var, False, **extra)
+        except _ClickException as exc:  # usage errors; typer.Exit and typer.Abort are not among them
+            _json_usage_error(exc)
+        except typer.Abort:
+            sys.exit(1)
+        sys.exit(status if isinstance(status, int) else 0)
 
     def invoke(self, ctx: Any) -> Any:
         # Every command's arguments are parsed in here (a subcommand's under its group's invoke).
@@ -138,3 +174,10 @@ class PlainWordsGroup(TyperGroup):
                     ". Switches such as --json take no value: write the switch alone to turn it on, or leave it out"
                 )
             raise
+
+
+def _json_usage_error(exc: Exception) -> NoReturn:
+    """A usage error as the one JSON object a --json command prints (status 2, as click's usage errors)."""
+    message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    sys.stdout.write(json.dumps({"error": {"code": "invalid_parameters", "message": message}}) + "\n")
+    sys.exit(int(getattr(exc, "exit_code", 2)))
