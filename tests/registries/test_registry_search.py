@@ -59,3 +59,27 @@ async def test_a_deactivated_npi_is_no_longer_found(
     gone = write_nppes(tmp_path / "b.csv", [{"npi": DOCTOR["npi"], "deactivated": "11/02/2026"}])
     await run_import("nppes", gone, file_date=date(2026, 11, 5))
     assert await _search(client, headers, q="nakamura") == []
+
+
+async def test_an_import_in_batches_leaves_its_contacts_folded_in(
+    app: FastAPI, run_import: Importer, tmp_path: Path
+) -> None:
+    """An import returns with what it wrote in the postings (no backlog left for searches to apply,
+    whether or not a worker runs), as a build from the table would have them."""
+    from sqlalchemy import text
+
+    from tests.registries.formats import write_nucc
+    from tests.registries.test_nppes import DOCTOR
+
+    await run_import("nucc", write_nucc(tmp_path / "nucc.csv"))
+    doctors = [
+        {**DOCTOR, "npi": str(1987654000 + i), "last": f"NAKAMURA{chr(65 + i)}", "phone": f"50955501{i:02d}"}
+        for i in range(20)
+    ]
+    summary = await run_import("nppes", write_nppes(tmp_path / "a.csv", doctors), mode="batches")
+    assert summary.mode == "batches"
+    async with app.state.database.read_sessions() as session:
+        assert await session.scalar(text("SELECT count(*) FROM search_changes")) == 0
+        imported = await session.scalar(text("SELECT count(*) FROM contacts"))
+        stored = {row[0] for row in await session.execute(text("SELECT DISTINCT term FROM search_postings"))}
+    assert imported and "#a" in stored and "o:spokane" in stored

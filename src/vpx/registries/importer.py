@@ -28,6 +28,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.contacts.search import backend_for
+from vpx.contacts.search import postings as search_postings
 from vpx.db import Database
 from vpx.registries import load_modes
 from vpx.registries.reader import SNIFF_BYTES, ImportFailed, SkipRow, open_text
@@ -263,9 +264,14 @@ async def run_import(
             async with database.write_sessions() as session, session.begin():
                 await _commit_lightly(session)
                 await source.write(session, batch, ctx)
+            # Searches stay exact while the import runs: it folds what it wrote once a search would
+            # no longer apply it all (the worker folds the rest sooner, when it runs).
+            await search_postings.fold_backlog(database, above=search_postings.PENDING_APPLIED // 2)
 
         truncated = await _consume(start_reader(), write, summary, size, progress)
     await source.finish(database, ctx)
+    # Everything the import wrote is in the postings when it returns.
+    await search_postings.fold_backlog(database)
     summary.seconds = time.perf_counter() - started
     if truncated:
         summary.complete = False

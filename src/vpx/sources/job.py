@@ -18,6 +18,7 @@ from sqlalchemy import update
 from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.contacts.search import backend_for
+from vpx.contacts.search import postings as search_postings
 from vpx.db import Database
 from vpx.models import DataSource
 from vpx.registries import importer
@@ -296,6 +297,9 @@ class Job:
                 )
             )
             written += 1
+        # Businesses the events named and the catalogue did not have are in the postings when the
+        # run returns (searches exact whether or not a worker folds meanwhile).
+        await search_postings.fold_backlog(self.database)
         piece = FileReport(
             name=name,
             url=url,

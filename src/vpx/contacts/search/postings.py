@@ -475,3 +475,20 @@ async def fold_changes(database: Database) -> int:
         if vocabulary:
             await backend_for(database.dialect).add_terms(session, vocabulary)
     return merged
+
+
+_WAITING = text("SELECT count(*) FROM (SELECT 1 FROM search_changes LIMIT :enough) AS w")
+
+
+async def fold_backlog(database: Database, *, above: int = 0) -> int:
+    """Folds every change waiting when more than ``above`` wait (writers that write many contacts
+    call it: searches then never meet a backlog past what they apply); how many it folded."""
+    if above:
+        async with database.read_sessions() as session:
+            waiting = int(await session.scalar(_WAITING, {"enough": above + 1}) or 0)
+        if waiting <= above:
+            return 0
+    folded = 0
+    while merged := await fold_changes(database):
+        folded += merged
+    return folded
