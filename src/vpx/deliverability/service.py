@@ -305,6 +305,29 @@ async def _upsert_domains(session: AsyncSession, rows: list[dict[str, Any]]) -> 
     )
 
 
+async def record_domain_answers(
+    session: AsyncSession, answers: dict[str, str], *, now: datetime, expires_at: datetime
+) -> None:
+    """Domains' answers given rather than looked up (the demo's own, vpx.demo.deliverability), written
+    as a look-up's are, in the caller's transaction: each domain's row, kept until ``expires_at``, and
+    the status of its contacts already checked (a bounce or a malformed address stays as it is;
+    contacts not checked yet take it when they are)."""
+    items = sorted(answers.items())
+    for start in range(0, len(items), WRITE_BATCH):
+        part = items[start : start + WRITE_BATCH]
+        await _upsert_domains(session, [_domain_row(domain, status, now, expires_at) for domain, status in part])
+        await session.execute(
+            update(_contacts)
+            .where(
+                _contacts.c.email_domain == bindparam("b_domain"),
+                _contacts.c.email_status != bindparam("b_status"),
+                *(_contacts.c.email_status != literal_column(f"'{s}'") for s in ADDRESS_STATUSES),
+            )
+            .values(email_status=bindparam("b_status"), email_checked_at=now),
+            [{"b_domain": domain, "b_status": status} for domain, status in part],
+        )
+
+
 # --- bounces --------------------------------------------------------------------------------------
 
 # An enhanced status code (RFC 3463) anywhere in a server's answer, or a basic reply code at its start.

@@ -130,8 +130,10 @@ async def enroll(
 ) -> EnrollResponse:
     """1–100 contact ids, one result each: `enrolled`, `not_revealed` (only contacts the account
     revealed), `suppressed` (the suppression list or the account's unsubscribes), `no_email`,
-    `already_enrolled` or `not_found`. With `decision_maker`, each contact's first decision-maker
-    whose email the account's enrichment found is written to instead of the business."""
+    `undeliverable` (the address is known to take no mail: `email_status` `no_mx`, `invalid_syntax` or
+    `bounced`), `already_enrolled` or `not_found`; `counts` adds them up. With `decision_maker`, each
+    contact's first decision-maker whose email the account's enrichment found is written to instead of
+    the business."""
     sequence = await service.get_sequence(session, account_id=caller.account_id, sequence_id=sequence_id)
     results = await service.enroll(
         session,
@@ -141,7 +143,7 @@ async def enroll(
         box=request.app.state.secrets,
         now=now,
     )
-    return EnrollResponse(results=results)
+    return EnrollResponse(results=results, counts=service.counts(results))
 
 
 @router.get(

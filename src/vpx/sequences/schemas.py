@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, field_validator, model_validator
 
+from vpx.deliverability.checks import EmailStatus
 from vpx.fields import MultiLine, SingleLine, json_integer
 from vpx.sequences.schedule import DAYS
 
@@ -129,12 +130,23 @@ class EnrollRequest(BaseModel):
 
 class EnrollResult(BaseModel):
     contact_id: str
-    status: Literal["enrolled", "not_revealed", "suppressed", "no_email", "already_enrolled", "not_found"]
+    status: Literal[
+        "enrolled", "not_revealed", "suppressed", "no_email", "undeliverable", "already_enrolled", "not_found"
+    ]
     enrollment_id: str | None = None
+    email_status: EmailStatus | None = Field(
+        default=None,
+        description="The deliverability of the address written to, once one is chosen: `undeliverable` when it "
+        "is `no_mx`, `invalid_syntax` or `bounced`; null when nothing is known of it yet or no address was chosen.",
+    )
 
 
 class EnrollResponse(BaseModel):
     results: list[EnrollResult]
+    counts: dict[str, int] = Field(
+        description="How many results have each status (`enrolled`, `undeliverable`, …); a status no result "
+        "has is left out."
+    )
 
 
 class SentMessage(BaseModel):

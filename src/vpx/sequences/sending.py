@@ -51,7 +51,7 @@ from vpx.models import (
 )
 from vpx.quality import bounces as quality_bounces
 from vpx.secrets import SecretBox
-from vpx.sequences import events, schedule, service, templates
+from vpx.sequences import deliverable, events, schedule, service, templates
 from vpx.webhooks.addresses import Resolver, system_resolver
 
 log = logging.getLogger("vpx.sequences")
@@ -477,6 +477,9 @@ async def send_claimed(
             session, account_id=enrollment.account_id, contact=contact, email=enrollment.email
         )
         email, (reason, detail) = None, ("suppressed", "suppressed at send time")
+        status = None if blocked else await deliverable.email_status(session, contact=contact, email=enrollment.email)
+        if deliverable.undeliverable(status):
+            blocked, reason, detail = True, "undeliverable", f"the address is {status} at send time"
         if not blocked:
             try:
                 email = await _compose(session, message, enrollment, mailbox, contact, version, settings, box)

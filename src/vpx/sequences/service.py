@@ -2,7 +2,8 @@
 
 A sequence's steps and send window are versioned: editing them makes a new version, which new
 enrollments follow while running ones finish on theirs. Only contacts the account revealed are
-enrolled, never an address the suppression list (D15) or the account's own unsubscribes name.
+enrolled, never an address the suppression list (D15) or the account's own unsubscribes name, nor
+one the catalogue knows takes no mail (vpx.sequences.deliverable).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from vpx.models import (
 )
 from vpx.registries.service import ROLE_ORDER
 from vpx.secrets import SecretBox
-from vpx.sequences import schedule, templates
+from vpx.sequences import deliverable, schedule, templates
 from vpx.sequences.schemas import (
     EnrollmentView,
     EnrollResult,
@@ -321,6 +322,10 @@ async def enroll(
         if await suppressed(session, account_id=sequence.account_id, contact=contact, email=email):
             results.append(EnrollResult(contact_id=public_id, status="suppressed"))
             continue
+        status = await deliverable.email_status(session, contact=contact, email=email)
+        if deliverable.undeliverable(status):
+            results.append(EnrollResult(contact_id=public_id, status="undeliverable", email_status=status))
+            continue
         existing = await session.scalar(
             select(Enrollment.id).where(
                 Enrollment.sequence_id == sequence.id,
@@ -329,7 +334,11 @@ async def enroll(
             )
         )
         if existing is not None:
-            results.append(EnrollResult(contact_id=public_id, status="already_enrolled", enrollment_id=existing))
+            results.append(
+                EnrollResult(
+                    contact_id=public_id, status="already_enrolled", enrollment_id=existing, email_status=status
+                )
+            )
             continue
         enrollment = Enrollment(
             id=new_id("enr"),
@@ -349,7 +358,9 @@ async def enroll(
         )
         session.add(enrollment)
         await session.flush()
-        results.append(EnrollResult(contact_id=public_id, status="enrolled", enrollment_id=enrollment.id))
+        results.append(
+            EnrollResult(contact_id=public_id, status="enrolled", enrollment_id=enrollment.id, email_status=status)
+        )
     return results
 
 
