@@ -67,6 +67,10 @@ class Settings(BaseSettings):
     # Refunds the rules pay an account each UTC month, in credits (reports and bounces; an operator's
     # confirmation is not limited). 0: the rules refund nothing, the operator decides every refund.
     refund_monthly_cap: Decimal = Field(default=Decimal(100), ge=0)
+    # The worker's sampled check of the search index against the contacts (vpx.contacts.search.checks):
+    # every this many seconds (0: never), this many random contacts; what it finds wrong is repaired.
+    search_check_seconds: float = Field(default=600.0, ge=0, le=86_400 * 7)
+    search_check_sample: int = Field(default=2_000, ge=1, le=1_000_000)
 
     # D26 webhooks. Private and loopback targets (and plain http) only for development and tests.
     webhook_allow_private: bool = False

@@ -9,6 +9,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 
 from vpx import metrics
+from vpx.contacts.search import checks as search_checks
 from vpx.sources import service as source_service
 from vpx.worker import status as worker_status
 
@@ -46,6 +47,7 @@ async def prometheus(request: Request) -> Response:
     try:
         async with state.database.read_sessions() as session:
             metrics.set_sources(await source_service.figures(session, state.clock.now()))
+            metrics.set_search_index(await search_checks.figures(session, state.clock.now()))
     except Exception:  # the request metrics still answer when the database does not
         log.warning("reading the sources' figures for /metrics failed", exc_info=True)
     body, content_type = metrics.render()

@@ -99,11 +99,51 @@ _SOURCE_COLLECTOR = _SourceCollector()
 REGISTRY.register(_SOURCE_COLLECTOR)
 
 
+@dataclass(frozen=True)
+class SearchIndexFigures:
+    """The search index's state as the database holds it (vpx.contacts.search.checks)."""
+
+    mismatches: int | None  # wrong terms the last check found; None before any check
+    waiting_changes: int
+    check_age_seconds: float | None
+
+
+_search_index = SearchIndexFigures(mismatches=None, waiting_changes=0, check_age_seconds=None)
+
+
+def set_search_index(figures: SearchIndexFigures) -> None:
+    global _search_index
+    _search_index = figures
+
+
+class _SearchIndexCollector(Collector):
+    def collect(self) -> Iterator[Metric]:
+        figures = _search_index
+        mismatches = GaugeMetricFamily(
+            "vpx_search_index_mismatches", "Wrong terms the last check of the search index against the contacts found"
+        )
+        if figures.mismatches is not None:
+            mismatches.add_metric([], figures.mismatches)
+        waiting = GaugeMetricFamily(
+            "vpx_search_waiting_changes", "Changes to contacts not folded into the search index yet"
+        )
+        waiting.add_metric([], figures.waiting_changes)
+        age = GaugeMetricFamily("vpx_search_index_check_age_seconds", "Seconds since the search index was last checked")
+        if figures.check_age_seconds is not None:
+            age.add_metric([], figures.check_age_seconds)
+        yield from (mismatches, waiting, age)
+
+
+_SEARCH_INDEX_COLLECTOR = _SearchIndexCollector()
+REGISTRY.register(_SEARCH_INDEX_COLLECTOR)
+
+
 def render() -> tuple[bytes, str]:
     """The exposition text of this process, or of every process in multiprocess mode."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
         registry = CollectorRegistry()
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         registry.register(_SOURCE_COLLECTOR)
+        registry.register(_SEARCH_INDEX_COLLECTOR)
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(), CONTENT_TYPE_LATEST

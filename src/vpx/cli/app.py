@@ -19,6 +19,7 @@ from vpx.auth.keys import KeyType
 from vpx.cli import accounts as accounts_cli
 from vpx.cli import quality as quality_cli
 from vpx.cli import registries as registries_cli
+from vpx.cli import search as search_cli
 from vpx.cli import secrets as secrets_cli
 from vpx.cli import signals as signals_cli
 from vpx.cli import sources as sources_cli
@@ -62,6 +63,7 @@ app.add_typer(suppress_app, name="suppress")
 app.command("worker")(worker)
 accounts_cli.register(accounts_app)
 quality_cli.register(app)
+search_cli.register(app)
 registries_cli.register(app)
 secrets_cli.register(app)
 signals_cli.register(app)
@@ -492,6 +494,7 @@ def status(as_json: bool = JsonOption) -> None:
     """Workers and their last heartbeat, what waits for them and for how long: the same as /readyz;
     and each source's freshness (stale: older than twice its interval).
     Exits 1 when work waits and no worker is alive."""
+    from vpx.contacts.search import checks as search_checks
     from vpx.sources import service as source_service
     from vpx.worker import status as worker_status
 
@@ -500,7 +503,8 @@ def status(as_json: bool = JsonOption) -> None:
         async with database.read_sessions() as session:
             found = await worker_status.report(session, now)
             sources = [source_service.freshness(s, now) for s in await source_service.list_sources(session)]
-            return {**found, "sources": sources}
+            index = await search_checks.status(session)
+            return {**found, "sources": sources, "search_index": index}
 
     found = run_with_database(work, as_json=as_json)
     if as_json:
@@ -517,6 +521,12 @@ def status(as_json: bool = JsonOption) -> None:
             "waiting batch reveals": waiting["batch_reveals"],
             "oldest waiting (s)": found["oldest_waiting_seconds"],
         }
+        index = found["search_index"]
+        assert isinstance(index, dict)
+        checked = index["last_check"] or {}
+        summary["search changes waiting"] = index["waiting_changes"]
+        summary["search index checked"] = checked.get("checked_at", "never")
+        summary["search index wrong terms"] = checked.get("mismatched_terms", "")
         emit(summary, as_json=False, title="status")
         columns = (
             ("worker_id", "worker"),

@@ -3,10 +3,13 @@ term (vpx.contacts.search.postings), with the changes not folded into them yet."
 
 from __future__ import annotations
 
-from sqlalchemy import BigInteger, Boolean, Index, Integer, LargeBinary, String
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, BigInteger, Boolean, Index, Integer, LargeBinary, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from vpx.db import Base, BigIntPK
+from vpx.db import Base, BigIntPK, UtcDateTime
 
 
 class SearchTerm(Base):
@@ -53,9 +56,13 @@ class SearchChange(Base):
 
 
 class SearchState(Base):
-    """One row: the postings' generation, advanced by every merge and rebuild."""
+    """One row: the postings' generation, advanced by every merge and rebuild; and what the last
+    check of the postings against the table found (vpx.contacts.search.checks)."""
 
     __tablename__ = "search_state"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     generation: Mapped[int] = mapped_column(BigInteger)
+    checked_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    # The check's report: checked_terms, checked_contacts, mismatched_terms, repaired, sample…
+    last_check: Mapped[dict[str, Any] | None] = mapped_column(JSON)

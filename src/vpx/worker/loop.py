@@ -19,6 +19,7 @@ from vpx.auth.ratelimit import RateLimits
 from vpx.batches import service as batch_service
 from vpx.clock import Clock
 from vpx.config import Settings
+from vpx.contacts.search import checks as search_checks
 from vpx.contacts.search import postings as search_postings
 from vpx.db import Database
 from vpx.deliverability.service import EmailChecks
@@ -76,6 +77,9 @@ class Worker:
         self.max_in_flight = max_in_flight
         self._purged_at: datetime | None = None
         self._swept_at: datetime | None = None
+        self._checked_at: datetime | None = None
+        # Wrong terms of the search index already logged by this process: each is logged once.
+        self._told_wrong: set[tuple[str, int]] = set()
         self.in_flight = 0
         self.stopping = asyncio.Event()
         self.in_server = False  # set by InProcessWorker: shown in /readyz and `vpx status`
@@ -101,6 +105,7 @@ class Worker:
                 asyncio.create_task(self._loop("mailboxes", self._mailbox_reads)),
                 asyncio.create_task(self._loop("visits", self._visit_purge)),
                 asyncio.create_task(self._loop("search", self._search_changes)),
+                asyncio.create_task(self._loop("search_check", self._search_check)),
                 asyncio.create_task(self._loop("sources", self._source_runs)),
                 asyncio.create_task(self._loop("email_checks", self.email_checks.run_round)),
                 asyncio.create_task(self._loop("refunds", self._bounce_reviews)),
@@ -217,6 +222,24 @@ class Worker:
     async def _search_changes(self) -> int:
         """Changes to contacts folded into the search postings (searches apply pending ones meanwhile)."""
         return await search_postings.fold_changes(self.database)
+
+    async def _search_check(self) -> int:
+        """A sample of the search index checked against the contacts on its interval, what is wrong
+        logged once and repaired (vpx.contacts.search.checks)."""
+        every = self.settings.search_check_seconds
+        now = self.clock.now()
+        if not every or (self._checked_at is not None and (now - self._checked_at).total_seconds() < every):
+            return 0
+        self._checked_at = now
+        report = await search_checks.check_sample(self.database, contacts=self.settings.search_check_sample)
+        for mismatch in report.mismatches:
+            if (mismatch.term, mismatch.chunk) not in self._told_wrong:
+                self._told_wrong.add((mismatch.term, mismatch.chunk))
+                log.warning("search index term wrong; repairing it", extra=mismatch.as_dict())
+        if report.mismatches:
+            report.repaired = await search_checks.repair(self.database, report.mismatches)
+        await search_checks.record(self.database, report, now=now)
+        return 0  # checked on its interval, never in a tight loop
 
     async def _source_runs(self) -> int:
         """The publishers' sources that are due (vpx.sources), a few at a time, each under a lease."""
