@@ -23,6 +23,8 @@ from tests.sources.publisher import Publisher
 from tests.sources.test_runs import MAPPING, PERMITS, export
 from vpx.cli.app import app as cli_app
 from vpx.config import Settings, get_settings
+from vpx.secrets import load_box
+from vpx.sources import runner
 
 VPX = str(Path(sys.executable).with_name("vpx"))
 VIEW_KEYS = {
@@ -33,7 +35,7 @@ VIEW_KEYS = {
 REPORT_KEYS = {
     "source", "kind", "status", "started_at", "finished_at", "seconds", "requests", "bytes_downloaded", "rows_read",
     "created", "updated", "deactivated", "unchanged", "ingested", "duplicates", "skipped", "newest_record_at",
-    "files", "error",
+    "files", "error", "last_applied",
 }  # fmt: skip
 
 
@@ -74,6 +76,7 @@ async def test_the_sources_commands(app: FastAPI, settings: Settings, publisher:
     ran = await vpx(settings, "sources", "run", "nucc")
     assert set(ran) == REPORT_KEYS
     assert (ran["source"], ran["status"], ran["rows_read"], ran["created"], ran["error"]) == ("nucc", "ok", 8, 8, None)
+    assert ran["last_applied"] is None  # it applied something itself
     again = await vpx(settings, "sources", "run", "nucc")
     assert (again["status"], again["requests"], again["created"]) == ("not_modified", 1, 0)
 
@@ -158,3 +161,36 @@ async def test_a_failed_run_exits_1_and_a_secret_option_is_never_printed(
     async with app.state.database.read_sessions() as session:
         stored = (await session.execute(text("SELECT options, options_sealed FROM data_sources"))).one()
     assert secret not in str(stored[0]) and secret not in str(stored[1])
+
+
+async def test_a_run_right_after_the_workers_says_what_that_run_did(
+    app: FastAPI, settings: Settings, publisher: Publisher, tmp_path: Path
+) -> None:
+    """A source is due as soon as it is added, so a server's worker often runs it before the operator's
+    `vpx sources run` (issue 39): that run then finds nothing new, and says what the worker's did."""
+    publisher.serve("/nucc_taxonomy_251.csv", write_nucc(tmp_path / "nucc.csv").read_bytes())
+    await vpx(settings, "sources", "add", "nucc", "nucc", "--url", publisher.url("/nucc_taxonomy_251.csv"))
+    box = load_box(settings)
+    assert await runner.run_due(app.state.database, settings, owner="worker:test", box=box) == 1  # the worker's
+    ran = await vpx(settings, "sources", "run", "nucc")
+    assert (ran["status"], ran["rows_read"], ran["created"]) == ("not_modified", 0, 0)
+    applied = ran["last_applied"]
+    assert (applied["rows_read"], applied["created"], applied["updated"]) == (8, 8, 0)
+    assert applied["started_at"] is not None and applied["started_at"] < ran["started_at"]
+    shown = await vpx(settings, "sources", "show", "nucc")
+    assert shown["last_run"]["status"] == "not_modified" and shown["last_run"]["last_applied"] == applied
+    # A later run that finds nothing new still names the run that brought the data; one that applies
+    # something names none.
+    again = await vpx(settings, "sources", "run", "nucc")
+    assert again["last_applied"] == applied
+    # On a terminal: the report and a line saying what the last run that applied something did.
+    get_settings.cache_clear()
+    try:
+        done = await asyncio.to_thread(
+            CliRunner().invoke, cli_app, ["sources", "run", "nucc"], env={**environment(settings), "COLUMNS": "200"}
+        )
+    finally:
+        get_settings.cache_clear()
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.stdout.replace("│", " ").split())
+    assert f"nothing new since the run of {applied['started_at']}, which read 8 rows: 8 created" in said, said

@@ -167,7 +167,8 @@ def show_command(name: Name, as_json: bool = JsonOption) -> None:
 
 @sources_app.command("run")
 def run_command(name: Name, as_json: bool = JsonOption) -> None:
-    """Run the source now, in the foreground, and print the run's report (paused or not). Exits 1
+    """Run the source now, in the foreground, and print the run's report (paused or not); when it finds
+    nothing new, the report names the last run that did (the worker's, often, moments before). Exits 1
     when the run fails, and the source is then failing until a run succeeds."""
     from vpx.sources import runner
 
@@ -188,6 +189,9 @@ def run_command(name: Name, as_json: bool = JsonOption) -> None:
     else:
         files = report.pop("files")
         error = report.pop("error")
+        applied = report.pop("last_applied")
+        if report["status"] == "not_modified":
+            report["note"] = _nothing_new(applied)
         emit({k: (v if not isinstance(v, dict) else cell(str(v) if v else None)) for k, v in report.items()},
              as_json=False, title=f"run {name}")  # fmt: skip
         if files:
@@ -198,6 +202,18 @@ def run_command(name: Name, as_json: bool = JsonOption) -> None:
             typer.echo(f"error: {error['message']}", err=True)
     if report["status"] == "failed":
         raise typer.Exit(1)
+
+
+def _nothing_new(applied: dict[str, Any] | None) -> str:
+    """A run that found nothing new, told with the run that last brought something (often the
+    worker's, moments before: a source is due as soon as it is added)."""
+    if not applied:
+        return "nothing new at the source"
+    return (
+        f"nothing new since the run of {applied['started_at']}, which read {applied['rows_read']} rows: "
+        f"{applied['created']} created, {applied['updated']} updated, {applied['deactivated']} deactivated, "
+        f"{applied['ingested']} signals"
+    )
 
 
 def _change(verb: str, name: str, as_json: bool) -> None:

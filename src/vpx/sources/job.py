@@ -93,6 +93,9 @@ class RunReport:
     newest_record_at: datetime | None = None
     files: list[FileReport] = field(default_factory=list)
     error: dict[str, str] | None = None
+    # When this run brought nothing new (or failed): the last run that did, summed up (APPLIED_KEYS),
+    # so that a run right after the worker's says what that one did rather than only "not modified".
+    last_applied: dict[str, Any] | None = None
 
     def add(self, piece: FileReport, *, into: FileReport | None = None) -> None:
         """Counts a piece; listed as a file of its own, or added to ``into`` (a listed piece that sums
@@ -128,7 +131,24 @@ class RunReport:
             "newest_record_at": _iso(self.newest_record_at),
             "files": [vars(piece) for piece in self.files],
             "error": self.error,
+            "last_applied": self.last_applied,
         }
+
+
+# What a run's report keeps of the last run that applied something (``RunReport.last_applied``).
+APPLIED_KEYS = ("started_at", "finished_at", "rows_read", "created", "updated", "deactivated", "unchanged",
+                "ingested", "duplicates", "newest_record_at")  # fmt: skip
+
+
+def last_applied(previous: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The last run that applied something, as of a source's last run's report (``previous``): that
+    run itself when it did, else what it kept of an earlier one; None when no run applied anything."""
+    if not previous:
+        return None
+    if previous.get("status") == "ok":
+        return {key: previous.get(key) for key in APPLIED_KEYS}
+    kept = previous.get("last_applied")
+    return dict(kept) if isinstance(kept, dict) else None
 
 
 # The counts a piece and a run both keep, a run's being the sum of its pieces'.

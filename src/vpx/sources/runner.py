@@ -28,7 +28,7 @@ from vpx.signals.sources.permit_mapping import MappingError
 from vpx.sources import fetch
 from vpx.sources import service as source_service
 from vpx.sources.egress import Egress
-from vpx.sources.job import Job, RunReport, SourceConfig
+from vpx.sources.job import Job, RunReport, SourceConfig, last_applied
 from vpx.sources.kinds import all_kinds
 from vpx.sources.limits import Limits, format_seconds
 from vpx.webhooks.addresses import Resolver, system_resolver
@@ -350,6 +350,8 @@ async def _record(database: Database, *, source_id: int, owner: str, report: Run
         if source is None:
             return  # removed meanwhile, or taken over after the lease ran out
         every = timedelta(seconds=source.every_seconds)
+        if report.status != "ok":
+            report.last_applied = last_applied(source.last_run)
         source.last_run = report.as_dict()
         source.last_run_at = report.started_at
         source.run_requested = False

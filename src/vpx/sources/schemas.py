@@ -31,6 +31,21 @@ class RunFile(BaseModel):
     skipped: dict[str, int]
 
 
+class AppliedRun(BaseModel):
+    """The last run that applied something, as a later run that did not keeps it."""
+
+    started_at: datetime | None
+    finished_at: datetime | None
+    rows_read: int
+    created: int
+    updated: int
+    deactivated: int
+    unchanged: int
+    ingested: int
+    duplicates: int
+    newest_record_at: datetime | None
+
+
 class RunReport(BaseModel):
     source: str
     kind: str
@@ -51,6 +66,11 @@ class RunReport(BaseModel):
     newest_record_at: datetime | None
     files: list[RunFile]
     error: RunError | None
+    last_applied: AppliedRun | None = Field(
+        default=None,
+        description="When this run found nothing new (`not_modified`) or failed: the last run that applied "
+        "something (a run of the worker's just before, say), when it ran and what it did; null otherwise.",
+    )
 
 
 class SourceTotals(BaseModel):

@@ -68,6 +68,23 @@ class AdminAccountList(ApiModel):
     accounts: Annotated[list[AdminAccount], Field(title="Accounts")]
 
 
+class AppliedRun(ApiModel):
+    """
+    The last run that applied something, as a later run that did not keeps it.
+    """
+
+    created: Annotated[int, Field(title="Created")]
+    deactivated: Annotated[int, Field(title="Deactivated")]
+    duplicates: Annotated[int, Field(title="Duplicates")]
+    finished_at: Annotated[AwareDatetime | None, Field(title="Finished At")]
+    ingested: Annotated[int, Field(title="Ingested")]
+    newest_record_at: Annotated[AwareDatetime | None, Field(title="Newest Record At")]
+    rows_read: Annotated[int, Field(title="Rows Read")]
+    started_at: Annotated[AwareDatetime | None, Field(title="Started At")]
+    unchanged: Annotated[int, Field(title="Unchanged")]
+    updated: Annotated[int, Field(title="Updated")]
+
+
 class AttemptView(ApiModel):
     attempted_at: Annotated[AwareDatetime, Field(title="Attempted At")]
     duration_ms: Annotated[int, Field(title="Duration Ms")]
@@ -1786,6 +1803,12 @@ class RunReport(ApiModel):
         int, Field(description="Signals ingested (permit sources).", title="Ingested")
     ]
     kind: Annotated[str, Field(title="Kind")]
+    last_applied: Annotated[
+        AppliedRun | None,
+        Field(
+            description="When this run found nothing new (`not_modified`) or failed: the last run that applied something (a run of the worker's just before, say), when it ran and what it did; null otherwise."
+        ),
+    ] = None
     newest_record_at: Annotated[AwareDatetime | None, Field(title="Newest Record At")]
     requests: Annotated[
         int,
