@@ -179,3 +179,32 @@ async def test_revealed_contacts_page_through(web: Browser, factory: Factory, mo
     after = first.split("after=", 1)[1].split('"', 1)[0]
     second = (await web.get(f"/dashboard/revealed?after={after}")).text
     assert f'data-contact-id="{ids[2]}"' in second and f'data-contact-id="{ids[0]}"' not in second
+
+
+async def test_the_search_says_how_it_read_the_question(web: Browser, factory: Factory) -> None:
+    """Issue 39: the words searched and the place read from them, as the API's `interpreted`."""
+    await web.sign_up()
+    await factory.contact()
+    page = (await web.get("/dashboard/contacts?q=plumbng+in+denver+co")).text
+    assert 'data-testid="interpreted">Read as: the words “plumbng”, in Denver, CO.<' in page
+    filtered = (await web.get("/dashboard/contacts?q=plumbng&state=CO")).text
+    assert 'data-testid="interpreted">Read as: the words “plumbng”, CO.<' in filtered
+
+
+async def test_a_preview_says_what_a_reveal_buys(web: Browser, factory: Factory) -> None:
+    """The fields a contact has, and the price of those only (a quarter of the tier's price each)."""
+    await web.sign_up()
+    everything = await factory.contact()
+    phone_only = await factory.contact(
+        business_name="Phone Only Plumbing", phone="+13035550177", email=None, website=None, street=None
+    )
+    nothing = await factory.contact(
+        business_name="Nameonly Builders", phone=None, email=None, website=None, street=None
+    )
+    page = (await web.get(f"/dashboard/contacts/{everything}")).text
+    assert 'data-testid="buys">Revealing shows its phone, email, website and street address (the email is not' in page
+    page = (await web.get(f"/dashboard/contacts/{phone_only}")).text
+    assert 'data-testid="buys">Revealing shows its phone: a quarter' in page
+    assert 'data-testid="price">0.25 credit' in page
+    page = (await web.get(f"/dashboard/contacts/{nothing}")).text
+    assert "no phone, email, website or street address to reveal" in page and 'data-testid="price">0 credits' in page

@@ -12,6 +12,7 @@ import pytest
 from tests.dashboard.conftest import Browser
 from tests.factories import Factory
 from vpx.clock import FixedClock
+from vpx.deliverability import service as deliverability_service
 from vpx.suppression import service as suppression_service
 from vpx.suppression.service import SuppressionKind, SuppressionReason
 
@@ -80,3 +81,32 @@ async def test_the_count_and_the_csv_of_suppressed_contacts(
 async def test_signed_out_browsers_get_no_csv(web: Browser) -> None:
     response = await web.get("/dashboard/exports/suppressed.csv")
     assert response.status_code == 303 and response.headers["location"].startswith("/dashboard/login")
+
+
+async def test_a_suppressed_contact_you_bought_is_marked_in_the_list_and_on_its_page(
+    web: Browser, factory: Factory
+) -> None:
+    """Issue 39: the mark `GET /contacts/{id}` gives its buyers (reason, since when) shows in the list
+    and on the contact's page, with the email's deliverability in words."""
+    await web.sign_up()
+    opted_out = await factory.contact()
+    kept = await factory.contact(business_name="Kept Roofing", phone="+13035550155", email="office@kept.example")
+    for contact in (opted_out, kept):
+        await reveal(web, contact)
+    async with factory.database.write_sessions() as session, session.begin():
+        await deliverability_service.record_domain_answers(
+            session, {"kept.example": "mx_found", "acmeplumbing.example": "no_mx"}, now=factory.clock.now(),
+            expires_at=factory.clock.now(),
+        )  # fmt: skip
+    await deliverability_service.check_new_addresses(factory.database, now=factory.clock.now())
+    await suppress(factory, SuppressionKind.phone, "+13035550100", SuppressionReason.opt_out)
+    listed = (await web.get("/dashboard/revealed")).text
+    marked = listed.split(f'data-contact-id="{opted_out}"', 1)[1].split("</tr>", 1)[0]
+    assert 'data-testid="suppressed-mark">Suppressed 2026-11-15: opted out<' in marked
+    assert "(no mail server)" in marked
+    other = listed.split(f'data-contact-id="{kept}"', 1)[1].split("</tr>", 1)[0]
+    assert "suppressed-mark" not in other and "(deliverable)" in other
+    page = (await web.get(f"/dashboard/contacts/{opted_out}")).text
+    assert "On the suppression list since 2026-11-15 12:00 UTC (opted out)" in page
+    assert 'data-testid="email-status">(no mail server)<' in page
+    assert "suppressed-mark" not in (await web.get(f"/dashboard/contacts/{kept}")).text

@@ -7,10 +7,16 @@ import io
 
 import httpx
 import pytest
+from sqlalchemy import update
 
 from tests import factories
 from tests.factories import Factory
+from vpx.contacts import pricing
+from vpx.deliverability import service as deliverability_service
 from vpx.exports import contacts as contact_export
+from vpx.models import Contact
+from vpx.suppression import service as suppression_service
+from vpx.suppression.service import SuppressionKind, SuppressionReason
 
 pytestmark = pytest.mark.asyncio
 
@@ -59,9 +65,47 @@ async def test_export_has_the_revealed_contacts_with_full_details(client: httpx.
             "sources": rows[0]["sources"],
             "revealed_at": "2026-11-15T12:00:00Z",
             "credits_charged": "1",
+            "email_status": rows[0]["email_status"],
+            "bad_fields": "",
+            "suppressed_reason": "",
+            "suppressed_since": "",
         }
     ]
     assert rows[0]["sources"].startswith("registry:test-")
+
+
+async def test_a_contact_suppressed_since_is_marked_with_its_email_status_and_bad_values_withheld(
+    client: httpx.AsyncClient, factory: Factory
+) -> None:
+    """The CSV shows each contact as `GET /contacts/{id}` shows it to its buyer (issue 39): the
+    suppression mark of one put on the list since, its email's status, values found bad withheld."""
+    account = await factory.account()
+    opted_out = await factory.contact()
+    fine = await factory.contact(business_name="Kept Roofing", phone="+13035550155", email="office@kept.example")
+    await reveal(client, account, opted_out, fine)
+    async with factory.database.write_sessions() as session, session.begin():
+        await deliverability_service.record_domain_answers(
+            session, {"kept.example": "mx_found"}, now=factory.clock.now(), expires_at=factory.clock.now()
+        )
+    await deliverability_service.check_new_addresses(factory.database, now=factory.clock.now())
+    async with factory.database.write_sessions() as session, session.begin():
+        await suppression_service.add_suppression(
+            session, kind=SuppressionKind.phone, value="+13035550100", reason=SuppressionReason.opt_out, note="",
+            now=factory.clock.now(),
+        )  # fmt: skip
+        bad = pricing.FIELD_BITS["phone"] | pricing.FIELD_BITS["address"]
+        await session.execute(update(Contact).where(Contact.id == int(fine[3:])).values(bad_fields=bad))
+    rows = {row["id"]: row for row in parse(await client.get(URL, headers=account.headers()))}
+    marked, kept = rows[opted_out], rows[fine]
+    assert (marked["suppressed_reason"], marked["suppressed_since"]) == ("opt_out", "2026-11-15T12:00:00Z")
+    assert marked["phone"] == "+13035550100" and marked["bad_fields"] == ""
+    assert (kept["suppressed_reason"], kept["suppressed_since"]) == ("", "")
+    assert kept["email_status"] == "mx_found" and kept["email"] == "office@kept.example"
+    assert (kept["phone"], kept["street"], kept["postal_code"], kept["bad_fields"]) == ("", "", "", "phone; address")
+    # The API says the same of each.
+    shown = (await client.get(f"/api/v1/contacts/{opted_out}", headers=account.headers())).json()
+    assert shown["suppressed"] == {"reason": "opt_out", "since": "2026-11-15T12:00:00Z"}
+    assert (await client.get(f"/api/v1/contacts/{fine}", headers=account.headers())).json()["phone"] is None
 
 
 async def test_fields_are_quoted_per_rfc_4180_and_utf8(client: httpx.AsyncClient, factory: Factory) -> None:

@@ -12,6 +12,7 @@ from fastapi import Path, Query, Request, Response
 from fastapi.responses import RedirectResponse, StreamingResponse
 from pydantic import ValidationError
 
+from vpx.contacts import pricing
 from vpx.contacts import service as contact_service
 from vpx.contacts.schemas import ContactPreview, RevealedContact, SearchBody
 from vpx.contacts.search import SearchQuery
@@ -202,16 +203,16 @@ async def revealed_page(
     query = await contact_export.plan_revealed_query(
         session, account_id=user.account_id, filters=filters, search=search
     )
-    rows, _ = await contact_export.revealed_page(session, query, after=after, limit=REVEALED_PAGE + 1)
+    batch = await contact_export.revealed_page(session, query, after=after, limit=REVEALED_PAGE + 1)
     link = urlencode({k: v for k, v in values.items() if v})
-    more = len(rows) > REVEALED_PAGE
-    rows = rows[:REVEALED_PAGE]
+    more = len(batch.rows) > REVEALED_PAGE
+    rows = batch.rows[:REVEALED_PAGE]
     return render(
         request,
         "revealed.html",
         {
             **context,
-            "rows": rows,
+            "rows": [_revealed_row(row, batch.marks.get(row.id)) for row in rows],
             "errors": {},
             "link": link,
             "next_after": rows[-1].id if more and rows else None,
@@ -219,6 +220,24 @@ async def revealed_page(
             "suppressed": await suppression_feed.suppressed_count(session, account_id=user.account_id),
         },
     )
+
+
+def _revealed_row(row: Any, mark: tuple[str, Any] | None) -> dict[str, Any]:
+    """A revealed contact as the list shows it: values found bad withheld, the email's status, and
+    the suppression mark (reason and since when) of a contact put on the list since."""
+    bad = contact_export.withheld(row)
+    return {
+        "id": row.id,
+        "business_name": row.business_name,
+        "phone": None if bad & pricing.FIELD_BITS["phone"] else row.phone,
+        "email": None if bad & pricing.FIELD_BITS["email"] else row.email,
+        "email_status": row.email_status if row.email is not None else None,
+        "city": row.city,
+        "state": row.state,
+        "industry": row.industry,
+        "revealed_at": row.revealed_at,
+        "suppressed": {"reason": mark[0], "since": mark[1]} if mark else None,
+    }
 
 
 @router.get("/exports/suppressed.csv")

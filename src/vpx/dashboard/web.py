@@ -71,7 +71,41 @@ def _category(code: str | None) -> str:
     return "" if code is None else CATEGORY_LABELS.get(code, code.replace("_", " "))
 
 
-TEMPLATES.env.filters.update(credits=_credits, credit_count=_credit_count, when=_when, day=_day, category=_category)
+# Email deliverability as people read it (the API's statuses, docs/api-guide.md "Email deliverability").
+EMAIL_STATUS_LABELS = {
+    "mx_found": "deliverable",
+    "no_mx": "no mail server",
+    "bounced": "bounced",
+    "invalid_syntax": "not a valid address",
+    "valid_syntax": "not checked yet",
+    "unknown": "not checked yet",
+}
+# Why a contact you revealed is on the suppression list, as people read it.
+SUPPRESSION_LABELS = {
+    "opt_out": "opted out",
+    "do_not_contact": "asked not to be contacted",
+    "fcra": "regulated (FCRA) record",
+    "unsubscribed": "unsubscribed",
+}
+
+
+def _email_status(code: str | None) -> str:
+    return "" if code is None else EMAIL_STATUS_LABELS.get(code, code.replace("_", " "))
+
+
+def _suppression(code: str | None) -> str:
+    return "" if code is None else SUPPRESSION_LABELS.get(code, code.replace("_", " "))
+
+
+TEMPLATES.env.filters.update(
+    credits=_credits,
+    credit_count=_credit_count,
+    when=_when,
+    day=_day,
+    category=_category,
+    email_status=_email_status,
+    suppression=_suppression,
+)
 TEMPLATES.env.globals["category_labels"] = CATEGORY_LABELS
 
 

@@ -1,6 +1,8 @@
 """An account's revealed contacts, filtered like a search (D13, D30), read in keyset batches.
 
-Both the CSV export and the dashboard's list read through here. Batches are ordered by contact id
+Both the CSV export and the dashboard's list read through here. Each contact is shown as
+`GET /contacts/{id}` shows it to its buyer: values found bad withheld (``bad_fields``), its email's
+status, and the suppression mark of a contact put on the list since. Batches are ordered by contact id
 and each is read in a short transaction of its own, so a slow download holds no transaction open
 and no more than one batch in memory.
 """
@@ -10,12 +12,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from pydantic import ConfigDict, Field
 from sqlalchemy import ColumnElement, Select, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.contacts import pricing
 from vpx.contacts.search import SearchBackend, SearchQuery
 from vpx.contacts.search.engine import BaseBackend
 from vpx.db import Database
@@ -24,6 +28,7 @@ from vpx.exports.csvstream import cell, neutralised
 from vpx.fields import SingleLine, StateCode, TrimmedModel, Vertical
 from vpx.ids import parse_number_id
 from vpx.models import Contact, ContactSource, Reveal
+from vpx.suppression import service as suppression_service
 
 BATCH_SIZE = 1000
 
@@ -46,6 +51,11 @@ COLUMNS = (
     "sources",
     "revealed_at",
     "credits_charged",
+    # Added after the first columns, so that readers by position keep working.
+    "email_status",
+    "bad_fields",
+    "suppressed_reason",
+    "suppressed_since",
 )
 
 _SELECTED = (
@@ -66,6 +76,9 @@ _SELECTED = (
     Contact.license_state,
     Reveal.created_at.label("revealed_at"),
     Reveal.credits_charged,
+    Contact.email_status,
+    Contact.bad_fields,
+    Contact.suppressed,
 )
 
 
@@ -130,10 +143,19 @@ async def _text_condition(session: AsyncSession, search: SearchBackend, query: S
     return await search.matching_condition(session, query)
 
 
-async def revealed_page(
-    session: AsyncSession, query: RevealedQuery, *, after: int, limit: int
-) -> tuple[list[Any], dict[int, list[str]]]:
-    """Up to ``limit`` revealed contacts with ids above ``after``, in id order, and their sources."""
+@dataclass(frozen=True)
+class RevealedBatch:
+    """A batch of revealed contacts in id order, their sources, and the suppression mark of those
+    put on the list since (reason class and since when), as `GET /contacts/{id}` shows its buyers."""
+
+    rows: list[Any]
+    sources: dict[int, list[str]]
+    marks: dict[int, tuple[str, datetime]]
+
+
+async def revealed_page(session: AsyncSession, query: RevealedQuery, *, after: int, limit: int) -> RevealedBatch:
+    """Up to ``limit`` revealed contacts with ids above ``after``, in id order, with their sources and
+    suppression marks."""
     rows = list(
         (
             await session.execute(
@@ -141,7 +163,8 @@ async def revealed_page(
             )
         ).all()
     )
-    return rows, await _sources(session, [row.id for row in rows])
+    marks = await suppression_service.marks_of(session, [row for row in rows if row.suppressed])
+    return RevealedBatch(rows, await _sources(session, [row.id for row in rows]), dict(marks))
 
 
 async def _sources(session: AsyncSession, contact_ids: Sequence[int]) -> dict[int, list[str]]:
@@ -158,19 +181,33 @@ async def _sources(session: AsyncSession, contact_ids: Sequence[int]) -> dict[in
     return found
 
 
-def csv_row(row: Any, sources: list[str]) -> list[str]:
-    free_text = (neutralised(cell(v)) for v in (row.business_name, row.email, row.website, row.street, row.city))
-    name, email, website, street, city = free_text
+def withheld(row: Any) -> int:
+    """The bits of the row's fields found bad: shown to nobody, its earlier buyers included."""
+    return int(row.bad_fields or 0) & pricing.fields_present(row)
+
+
+def csv_row(row: Any, sources: list[str], mark: tuple[str, datetime] | None = None) -> list[str]:
+    bad = withheld(row)
+
+    def shown(name: str, value: str | None) -> str | None:
+        return None if bad & pricing.FIELD_BITS[name] else value
+
+    street = shown("address", row.street)
+    free_text = (
+        neutralised(cell(v))
+        for v in (row.business_name, shown("email", row.email), shown("website", row.website), street, row.city)
+    )
+    name, email, website, street_cell, city = free_text
     return [
         f"ct_{row.id}",
         name,
-        cell(row.phone),
+        cell(shown("phone", row.phone)),
         email,
         website,
-        street,
+        street_cell,
         city,
         cell(row.state),
-        neutralised(cell(row.postal_code)),
+        neutralised(cell(row.postal_code if street is not None or row.street is None else None)),
         cell(row.country),
         cell(row.industry),
         neutralised(cell(row.specialty)),
@@ -180,6 +217,10 @@ def csv_row(row: Any, sources: list[str]) -> list[str]:
         neutralised("; ".join(sources)),
         cell(row.revealed_at),
         cell(row.credits_charged),
+        cell(row.email_status if row.email is not None else None),
+        "; ".join(pricing.field_names(bad)),
+        cell(mark[0] if mark else None),
+        cell(mark[1] if mark else None),
     ]
 
 
@@ -191,9 +232,10 @@ async def revealed_csv_batches(
     after = 0
     while True:
         async with database.read_sessions() as session:
-            rows, sources = await revealed_page(session, query, after=after, limit=batch_size)
+            batch = await revealed_page(session, query, after=after, limit=batch_size)
+        rows = batch.rows
         if rows:
-            yield [csv_row(row, sources.get(row.id, [])) for row in rows]
+            yield [csv_row(row, batch.sources.get(row.id, []), batch.marks.get(row.id)) for row in rows]
         if len(rows) < batch_size:
             return
         after = rows[-1].id
