@@ -116,6 +116,27 @@ async def test_other_accounts_rules_buy_for_their_own_account(
     assert len(page["purchases"]) == 1
 
 
+async def test_a_rule_with_less_than_a_tier_left_still_buys_a_contact_that_fits(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory
+) -> None:
+    """A reveal costs a quarter of its tier's price per field the contact has (issue 39: the prices and
+    the words agree): a rule with 0.5 left is not spent, since a cold contact with a phone and an email
+    costs 0.5; it pauses when less than a quarter of the cheapest tier is left."""
+    buyer = await factory.account(credits=100)
+    rule = await create_rule(client, buyer.headers("full"), budget_credits=3.5)
+    [warm] = await contacts_in(factory, 1)
+    partial = await factory.contact(business_name="Partial Plumbing", phone="+13035559911", website=None, street=None)
+    await signal_for(app, warm, record="w", evidence=WARM)  # 3 credits
+    shown = (await client.get(f"{RULES}/{rule['id']}", headers=buyer.headers("full"))).json()
+    assert (shown["status"], shown["budget_remaining"]) == ("active", 0.5)
+    await signal_for(app, partial, record="c")  # cold, a phone and an email: 0.5
+    assert [p.credits_charged for p in await purchases_of(app, buyer.id)] == [3, Decimal("0.5")]
+    shown = (await client.get(f"{RULES}/{rule['id']}", headers=buyer.headers("full"))).json()
+    assert shown["status"] == "paused" and shown["paused_reason"] == (
+        "budget spent: 3.5 of 3.5 credits (less than the cheapest contact, 0.25, is left)"
+    )
+
+
 async def test_budget_is_never_exceeded_and_a_spent_rule_pauses_itself(
     app: FastAPI, client: httpx.AsyncClient, factory: Factory
 ) -> None:

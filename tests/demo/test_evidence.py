@@ -8,7 +8,15 @@ import random
 import re
 from datetime import UTC, datetime
 
-from vpx.demo.evidence import COMMON_TOPICS, DECK, DEFAULT_SOFTWARE, SOFTWARE, DemoBusiness, evidence_event
+from vpx.demo.evidence import (
+    COMMON_TOPICS,
+    DECK,
+    DEFAULT_SOFTWARE,
+    PERMIT_WORK,
+    SOFTWARE,
+    DemoBusiness,
+    evidence_event,
+)
 from vpx.verticals import VERTICALS
 
 OBSERVED = datetime(2026, 11, 14, 9, 30, tzinfo=UTC)
@@ -40,3 +48,16 @@ def test_every_vendor_an_event_names_sells_what_it_is_about() -> None:
                     surges.add(str(event["topic"]))
     # Warm surges are about the vertical's own software and the topics any business researches alike.
     assert surges >= set(COMMON_TOPICS) and "field service software" in surges
+
+
+def test_a_permit_summary_reads_as_english() -> None:
+    """Issue 39: "pulled a electrical permit" read wrong; the article follows the permit's kind."""
+    rng = random.Random(3)
+    said = {}
+    for specialty in PERMIT_WORK:
+        business = DemoBusiness("ct_1", "Smith Trades", "construction", specialty, "CO", "Denver")
+        event = evidence_event(rng, business, "permit_filed", "warm", observed_at=OBSERVED, record_id="t:1")
+        said[specialty] = str(event["summary"]).split(" permit:", 1)[0].removeprefix("Smith Trades pulled ")
+    assert said["Electrical"] == "an electrical" and said["Plumbing"] == "a plumbing"
+    assert said["Concrete"] == "a building" and said["Cable Installation"] == "a low-voltage"
+    assert all(not re.match(r"a [aeiou]", text) and not re.match(r"an [^aeiou]", text) for text in said.values())

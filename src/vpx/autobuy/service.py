@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from sqlalchemy import and_, delete, func, insert, or_, select
@@ -18,11 +18,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from vpx.accounts import caps
 from vpx.autobuy.schemas import PurchasePage, PurchaseView, RuleCreate, RuleUpdate, RuleView
 from vpx.config import Settings
+from vpx.contacts import pricing
 from vpx.contacts.service import contact_public_id
 from vpx.cursors import decode_cursor, decode_keyed_cursor, encode_cursor, encode_keyed_cursor
 from vpx.errors import Conflict, NotFound
 from vpx.ids import new_id, public_number_id
 from vpx.models import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Signal
+from vpx.money import QUANTUM
 from vpx.signals import service as signal_service
 
 PURCHASE_CURSOR = "abp"
@@ -38,8 +40,10 @@ KEPT_WHEN_NULL = ("name", "industries", "states", "min_confidence")
 
 
 def cheapest_price(settings: Settings) -> Decimal:
-    """D9: the least any contact can cost; a rule with less budget left than this can buy nothing."""
-    return min(settings.price_default, settings.price_cold, settings.price_warm, settings.price_hot)
+    """The least a contact with anything to sell costs: one field of four at the cheapest tier's price
+    (D9 and docs/decisions.md "What a reveal costs"). A rule with less budget left can buy nothing."""
+    tiers = (settings.price_default, settings.price_cold, settings.price_warm, settings.price_hot)
+    return (min(tiers) / pricing.FIELD_COUNT).quantize(QUANTUM, rounding=ROUND_DOWN)
 
 
 def budget_remaining(rule: AutoBuyRule) -> Decimal | None:

@@ -81,6 +81,14 @@ PERMIT_WORK: dict[str, tuple[str, str]] = {
     "Cable Installation": ("Low-voltage", "structured cabling for an office"),
     "Asbestos Abatement": ("Demolition", "asbestos removal before demolition"),
 }
+
+
+def _indefinite(word: str) -> str:
+    """The word with its indefinite article: "an electrical", "a plumbing" (the permit kinds above
+    begin with a vowel sound exactly when they begin with a vowel)."""
+    return f"{'an' if word[:1] in 'aeiou' else 'a'} {word}"
+
+
 # Evidence that contains or derives from consumer-report data: such a signal is fcra_blocked (D21).
 FCRA_EVIDENCE: tuple[dict[str, Any], ...] = (
     {"credit_score": 612},
@@ -185,7 +193,7 @@ def evidence_event(
             "budget": _money(rng, 8_000, 400_000) + " estimated cost",
             "permit_number": f"{kind[:1]}{observed_at.year}-{rng.randrange(10_000, 100_000)}",
         }
-        summary = f"{name} pulled a {kind.lower()} permit: {work}"
+        summary = f"{name} pulled {_indefinite(kind.lower())} permit: {work}"
         if level == "hot":
             evidence["vendor_evaluation"] = "supplier and subcontractor bids requested"
     else:  # tech_install
