@@ -403,10 +403,11 @@ class BaseBackend:
         if any(other.startswith(word) for other in pending):
             return ()
         budget = max_edits(word)
-        near = [*found.near, *(other for other in pending if OSA.distance(word, other, score_cutoff=1) <= 1)]
+        # A set: a word both in the vocabulary and waiting counts once (else it could crowd out others).
+        near = {*found.near, *(other for other in pending if OSA.distance(word, other, score_cutoff=1) <= 1)}
         if not near and budget > 1:
-            near = [*found.far, *(other for other in pending if OSA.distance(word, other, score_cutoff=2) <= 2)]
-        return closest(word, near)
+            near = {*found.far, *(other for other in pending if OSA.distance(word, other, score_cutoff=2) <= 2)}
+        return closest(word, sorted(near))
 
     # --- reading the postings ------------------------------------------------------------------
 
