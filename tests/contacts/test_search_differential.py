@@ -28,6 +28,7 @@ from fastapi import FastAPI
 from pyroaring import BitMap
 from sqlalchemy import select, text, update
 
+from tests import factories
 from tests.conftest import (
     START,
     TEST_SECRET_KEY,
@@ -36,7 +37,7 @@ from tests.conftest import (
     migrate,
     test_settings,
 )
-from tests.factories import Factory, TestAccount
+from tests.factories import Factory
 from tests.registries.formats import write_nppes, write_nucc
 from vpx.app import create_app
 from vpx.clock import FixedClock
@@ -161,7 +162,7 @@ def nppes_rows(rng: random.Random, round_: int, count: int) -> list[dict[str, st
 
 
 async def mutate(
-    app: FastAPI, factory: Factory, client: httpx.AsyncClient, contributor: TestAccount, rng: random.Random,
+    app: FastAPI, factory: Factory, client: httpx.AsyncClient, contributor: factories.TestAccount, rng: random.Random,
     round_: int, tmp: Path,
 ) -> None:  # fmt: skip
     """One round of changes through the product's paths, several at the same time."""
