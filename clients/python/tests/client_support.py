@@ -70,11 +70,12 @@ def data_dir(seed: Seed) -> Path:
     return Path(seed.database_url.split(":///", 1)[1]).parent
 
 
-def seed_demo(path: Path) -> Seed:
-    """`vpx demo --json` on a new SQLite file: 1,000 demo contacts and the demo account's keys."""
+def seed_demo(path: Path, *, count: int | None = 1000) -> Seed:
+    """`vpx demo --json` on a new SQLite file: ``count`` demo contacts (None: the demo's own 12,000)
+    and the demo account's keys."""
     url = f"sqlite+aiosqlite:///{path}"
     done = subprocess.run(
-        [VPX, "demo", "--json", "--count", "1000"],
+        [VPX, "demo", "--json", *(["--count", str(count)] if count is not None else [])],
         env=server_env(url, DATA_DIR=str(path.parent)),
         capture_output=True,
         text=True,
