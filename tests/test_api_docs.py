@@ -132,3 +132,34 @@ async def test_the_page_works_in_a_browser_under_its_policy(database_url: str) -
     assert hosts == {server.url.split("/")[2]}
     # The one expected error is the 401 itself; nothing refused by the policy, no script error.
     assert [p for p in problems if "401" not in p] == [], problems
+
+
+async def test_the_document_and_the_files_are_sent_compressed_and_cached(client: httpx.AsyncClient) -> None:
+    """/docs drew in more than two seconds on a 2-core machine (docs/benchmarks.md): the document is
+    made once per process, sent gzipped to a client that takes gzip, with an ETag for a 304; the
+    files, whose URLs carry the pinned version, are kept by the browser."""
+    plain = await client.get("/api/v1/openapi.json", headers={"Accept-Encoding": "identity"})
+    assert plain.status_code == 200 and "content-encoding" not in plain.headers
+    assert plain.headers["content-type"] == "application/json"
+    squeezed = await client.get("/api/v1/openapi.json", headers={"Accept-Encoding": "gzip, deflate"})
+    assert squeezed.headers["content-encoding"] == "gzip" and squeezed.headers["vary"] == "Accept-Encoding"
+    assert int(squeezed.headers["content-length"]) < len(plain.content) / 4
+    assert squeezed.json() == plain.json() == client._transport.app.openapi()  # type: ignore[attr-defined]
+    etag = plain.headers["etag"]
+    assert squeezed.headers["etag"] == etag and plain.headers["cache-control"] == "no-cache"
+    again = await client.get("/api/v1/openapi.json", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
+    refused = await client.get("/api/v1/openapi.json", headers={"Accept-Encoding": "gzip;q=0"})
+    assert "content-encoding" not in refused.headers
+
+    page = (await client.get("/docs")).text
+    bundle_url = re.search(r'src="([^"]*swagger-ui-bundle\.js[^"]*)"', page)
+    assert bundle_url is not None
+    bundle = await client.get(bundle_url.group(1), headers={"Accept-Encoding": "gzip"})
+    assert bundle.status_code == 200 and bundle.headers["content-encoding"] == "gzip"
+    assert bundle.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert "javascript" in bundle.headers["content-type"] and b"SwaggerUIBundle" in bundle.content
+    cached = await client.get(bundle_url.group(1), headers={"If-None-Match": bundle.headers["etag"]})
+    assert cached.status_code == 304
+    missing = await client.get("/docs/assets/nothing.js")
+    assert missing.status_code == 404 and missing.json()["code"] == "not_found"

@@ -14,7 +14,9 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.responses import HTMLResponse
-from fastapi.staticfiles import StaticFiles
+from starlette.routing import Route
+
+from vpx.apidocs import compressed
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
 ASSETS_PATH = "/docs/assets"
@@ -56,12 +58,19 @@ def docs_page(*, title: str, openapi_url: str) -> str:
 
 
 def install_api_docs(app: FastAPI, *, path: str = "/docs") -> None:
-    """Adds the reference page and its files to an app built with ``docs_url=None``."""
-    assert app.openapi_url is not None
-    page = docs_page(title=app.title, openapi_url=app.openapi_url)
+    """Adds the reference page and its files to an app built with ``docs_url=None``, and sends the
+    OpenAPI document and those files compressed and cached (vpx.apidocs.compressed)."""
+    openapi_url = app.openapi_url
+    assert openapi_url is not None
+    page = docs_page(title=app.title, openapi_url=openapi_url)
 
     async def api_docs(request: Request) -> HTMLResponse:
         return HTMLResponse(page, headers=SECURITY_HEADERS)
 
     app.add_route(path, api_docs, include_in_schema=False)  # GET and HEAD, as FastAPI's own page
-    app.mount(ASSETS_PATH, StaticFiles(directory=STATIC_DIR), name="docs-assets")
+    # FastAPI's own route for the document serialises it on every request, uncompressed: replaced.
+    app.router.routes[:] = [r for r in app.router.routes if not (isinstance(r, Route) and r.path == openapi_url)]
+    app.add_route(openapi_url, compressed.document_endpoint(lambda: app.openapi()), include_in_schema=False)
+    app.add_route(
+        f"{ASSETS_PATH}/{{name}}", compressed.asset_endpoint(STATIC_DIR, SECURITY_HEADERS), include_in_schema=False
+    )
