@@ -93,7 +93,7 @@ async def test_a_replay_is_the_first_answer_byte_for_byte_and_the_ledger_counts_
     """The decision kept (docs/decisions.md, Idempotency): a replay repeats the first answer, its charge
     and its balance included, marked by Idempotent-Replayed only; summing charges counts a key once."""
     account = await factory.account()
-    hot, plain = await factory.contact(), await factory.contact(business_name="Plain Co", phone=None)
+    hot, plain = await factory.contact(), await factory.contact(business_name="Plain Co", phone="+13035550177")
     await factory.set_intent(hot, "hot")
     keyed = {**account.headers(), "Idempotency-Key": "hot-1"}
     first = await client.post("/api/v1/contacts/reveal", json={"contact_id": hot}, headers=keyed)

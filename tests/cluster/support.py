@@ -72,7 +72,8 @@ async def new_contacts(database: Database, count: int, *, state: str, city: str,
     rows = [
         contact_row(
             {"business_name": f"{city} Plumbing {n}", "city": city, "state": state, "industry": "home-services",
-             "phone": f"+1{area}555{n:04d}"},
+             "phone": f"+1{area}555{n:04d}", "email": f"office{n}@{city.lower()}-plumbing.example",
+             "website": f"https://{city.lower()}-plumbing-{n}.example", "street": f"{n} Main St"},
             origin="registry", now=now,
         )
         for n in range(count)

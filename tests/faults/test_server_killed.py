@@ -40,6 +40,7 @@ def catalogue() -> list[dict[str, Any]]:
     return [
         {
             "business_name": f"Faultline Hardware {n}",
+            "phone": f"+1303555{7000 + n}",
             "city": "Denver",
             "state": "CO",
             "industry": "home-services",
