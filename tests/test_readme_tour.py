@@ -26,6 +26,7 @@ from email import message_from_bytes
 from email.message import EmailMessage
 from email.policy import default
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,7 @@ from tests.dashboard.live_server import free_port
 from tests.doc_examples import DOCS, blocks, commands
 from tests.faults.support import VPX, VpxServer
 from tests.make_serve import make_serve_settings
-from tests.shown import answer_problems
+from tests.shown import answer_problems, glob
 
 REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
@@ -137,6 +138,7 @@ class Served:
     server: VpxServer
     tour: Tour
     data: Path
+    demo: dict[str, Any]  # what `vpx demo --json` printed
 
 
 @pytest.fixture(scope="module")
@@ -159,11 +161,12 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     }
     demo = subprocess.run([VPX, "demo", "--json"], capture_output=True, text=True, env=env, timeout=300)
     assert demo.returncode == 0, demo.stderr
-    keys = json.loads(demo.stdout.strip().splitlines()[-1])["keys"]
+    printed = json.loads(demo.stdout.strip().splitlines()[-1])
+    keys = printed["keys"]
     server = VpxServer(database_url, folder / "serve.log", settings)
     try:
         variables = {"KEY": keys["live"], "FULL": keys["full"], "API": f"{server.url}/api/v1", "BASE": server.url}
-        yield Served(server, Tour(variables, mail_port), data)
+        yield Served(server, Tour(variables, mail_port), data, printed)
     finally:
         server.stop()
 
@@ -185,6 +188,20 @@ def _run_and_compare(served: Served, command: str, shown: list[str]) -> None:
     assert not problems, "another answer than the one shown:\n" + "\n".join(problems) + where
     if "text/event-stream" not in headers.get("content-type", "") and body.strip():
         tour.learn(json.dumps(json.loads(body), separators=(",", ":")))
+
+
+def test_what_make_serve_prints_is_what_the_demo_prints(served: Served) -> None:
+    """The table the README shows `make serve` printing: the demo's figures, its keys' forms."""
+    table = dict(re.findall(r"^│ (\S[^│]*?)\s+│ (\S[^│]*?)\s+│$", README.read_text(), re.M))
+    printed = served.demo
+    labels = {"Read Only key": "ro", "Standard key": "live", "Full Access key": "full"}
+    assert {"contacts_added", "contacts", "signals_added", "signals", "account_id", *labels} <= set(table)
+    for name, shown in table.items():
+        value = printed["keys"][labels[name]] if name in labels else printed.get(name)
+        if name == "keys_file":
+            assert shown.startswith("var/demo-keys.json") and str(value).endswith("/var/demo-keys.json")
+        else:
+            assert glob(shown, str(value)), f"{name}: the README shows {shown!r}, the demo printed {value!r}"
 
 
 def test_every_command_of_the_tour_runs_and_answers_as_shown(served: Served) -> None:
