@@ -23,6 +23,9 @@ async def plumbers(factory: Factory, count: int) -> list[str]:
             "industry": "home-services",
             "phone": f"+1619555{n:04d}",
             "email": f"office{n}@gomez-{tag}.example",
+            # All four fields a reveal sells, so that it costs the tier's whole price.
+            "website": f"https://gomez-{tag}-{n}.example",
+            "street": f"{100 + n} Harbor Dr",
         }
         for n in range(count)
     ]

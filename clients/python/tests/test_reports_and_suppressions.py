@@ -29,6 +29,8 @@ async def roofers(
             "industry": "home-services",
             "phone": f"+1720{exchange}{n:04d}",
             "email": f"office{n}@summit-{tag}.example" if email else None,
+            "website": f"https://summit-{tag}-{n}.example",
+            "street": f"{100 + n} Colfax Ave",
         }
         for n in range(first, first + count)
     ]
