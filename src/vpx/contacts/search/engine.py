@@ -394,14 +394,14 @@ class BaseBackend:
                 return Candidates(prefixed=False, near=(), far=tuple(await self.similar_terms(reader, word)))
             return Candidates(prefixed=False, near=tuple(near))
 
+        pending = view.words
+        if pending and any(other.startswith(word) for other in pending):
+            return ()  # a word waiting to be folded starts with it: no typo, and nothing to look up
         found = await self.candidates.get((word, view.generation), compute, session)
         if found.prefixed:
             return ()
-        pending = view.words
         if not pending:
             return closest(word, list(found.near or found.far))
-        if any(other.startswith(word) for other in pending):
-            return ()
         budget = max_edits(word)
         # A set: a word both in the vocabulary and waiting counts once (else it could crowd out others).
         near = {*found.near, *(other for other in pending if OSA.distance(word, other, score_cutoff=1) <= 1)}
@@ -437,7 +437,7 @@ class BaseBackend:
                 self.bitmaps.put(key, view.generation, remembered)
             terms.prefixed[prefix] = remembered
         if view.pending:
-            _apply_pending(terms, view.pending)
+            _apply_pending(terms, view)
         return terms
 
     async def _matches(
@@ -626,23 +626,18 @@ def _facet_terms(query: SearchQuery) -> list[str]:
     return terms
 
 
-def _apply_pending(terms: Terms, pending: dict[int, frozenset[str]]) -> None:
+def _apply_pending(terms: Terms, view: postings.View) -> None:
     """Brings the bitmaps read up to the pending changes: each changed contact is in a term's bitmap
     exactly when it has the term now (new bitmaps are made, never the remembered ones changed)."""
-    changed = BitMap(pending)
-    exact: dict[str, list[int]] = {key: [] for key in terms.exact}
-    prefixed: dict[str, list[int]] = {key: [] for key in terms.prefixed}
-    for contact_id, now in pending.items():
-        for term in now & exact.keys():
-            exact[term].append(contact_id)
-        for prefix, members in prefixed.items():
-            if any(term.startswith(prefix) for term in now):
-                members.append(contact_id)
-    for source, members_of in ((terms.exact, exact), (terms.prefixed, prefixed)):
-        for key, members in members_of.items():
-            bitmap = source[key]
-            if members or bitmap.intersect(changed):
-                source[key] = (bitmap - changed) | BitMap(members)
+    changed = view.changed
+    for key, bitmap in list(terms.exact.items()):
+        members = view.by_term.get(key)
+        if members or bitmap.intersect(changed):
+            terms.exact[key] = (bitmap - changed) | (members or BitMap())
+    for key, bitmap in list(terms.prefixed.items()):
+        members = view.having_prefix(key)
+        if members or bitmap.intersect(changed):
+            terms.prefixed[key] = (bitmap - changed) | members
 
 
 def _up_to(bitmap: BitMap, highest: int) -> BitMap:

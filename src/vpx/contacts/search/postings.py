@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -162,9 +163,33 @@ class View:
     # Whether bitmaps read for it must be of its generation (vpx.contacts.search.engine).
     strict: bool = True
 
-    @property
+    @cached_property
     def stamp(self) -> tuple[int, int]:
         return self.generation, hash(tuple(sorted(self.pending.items())))
+
+    @cached_property
+    def changed(self) -> BitMap:
+        return BitMap(self.pending)
+
+    @cached_property
+    def by_term(self) -> dict[str, BitMap]:
+        """Each term the pending contacts have now, with those that have it."""
+        found: dict[str, list[int]] = defaultdict(list)
+        for contact_id, terms in self.pending.items():
+            for term in terms:
+                found[term].append(contact_id)
+        return {term: BitMap(ids) for term, ids in found.items()}
+
+    @cached_property
+    def sorted_terms(self) -> list[str]:
+        return sorted(self.by_term)
+
+    def having_prefix(self, prefix: str) -> BitMap:
+        """The pending contacts that now have a term starting with ``prefix``."""
+        start = bisect_left(self.sorted_terms, prefix)
+        end = bisect_left(self.sorted_terms, prefix + _ABOVE, lo=start)
+        found = [self.by_term[term] for term in self.sorted_terms[start:end]]
+        return BitMap.union(*found) if found else BitMap()
 
     @cached_property
     def words(self) -> frozenset[str]:
@@ -184,12 +209,27 @@ _VIEW = text(
 )
 
 
+_last_view: tuple[tuple[Any, ...], View] | None = None
+
+
 async def read_view(reader: Reader) -> View:
     """The generation and the first ``PENDING_APPLIED`` pending changes, read in one statement (one
-    snapshot: a merge that commits meanwhile is seen whole or not at all)."""
+    snapshot: a merge that commits meanwhile is seen whole or not at all). Rows as read last time
+    give the same view back, with what was worked out of it (a backlog waiting costs its terms once,
+    not at every search)."""
+    global _last_view
     rows = list(await reader.execute(_VIEW, {"limit": PENDING_APPLIED + 1}))
     if not rows:
         return View(generation=0)
+    key = tuple(tuple(row) for row in rows)
+    if _last_view is not None and _last_view[0] == key:
+        return _last_view[1]
+    view = _view_of(rows)
+    _last_view = (key, view)
+    return view
+
+
+def _view_of(rows: list[Any]) -> View:
     pending: dict[int, frozenset[str]] = {}
     for row in rows[:PENDING_APPLIED]:
         if row.contact_id is not None:
@@ -474,7 +514,26 @@ async def fold_changes(database: Database) -> int:
         vocabulary = {word for word in words if len(word) >= 2}
         if vocabulary:
             await backend_for(database.dialect).add_terms(session, vocabulary)
+    if merged and not database.is_sqlite:
+        await _vacuum_now_and_then(database, merged)
     return merged
+
+
+# PostgreSQL: the change log is a queue (rows in at one end, folded rows deleted at the other) whose
+# dead rows every search's and fold's read of its head walks through until a vacuum clears them.
+# Autovacuum may be slow to come, or off: the folding process vacuums it after this many deletions.
+VACUUM_AFTER = 20_000
+_deleted_since_vacuum = 0
+
+
+async def _vacuum_now_and_then(database: Database, deleted: int) -> None:
+    global _deleted_since_vacuum
+    _deleted_since_vacuum += deleted
+    if _deleted_since_vacuum < VACUUM_AFTER:
+        return
+    _deleted_since_vacuum = 0
+    async with database.autocommit_engine.connect() as connection:
+        await connection.exec_driver_sql("VACUUM (ANALYZE) search_changes")
 
 
 _WAITING = text("SELECT count(*) FROM (SELECT 1 FROM search_changes LIMIT :enough) AS w")
