@@ -85,8 +85,8 @@ async def _write(
         async with database.writer_turn(), database.write_sessions() as session, session.begin():
             await session.execute(statement, changes)
         committed = time.time()
-        if (sent // batch) % probe == 0:  # the searcher looks for every probe-th transaction's changes
-            pipe.send([(c["name"].split()[1], c["id"], committed) for c in changes])
+        if (sent // batch) % probe == 0:  # the prober looks for a change of every probe-th transaction
+            pipe.send([(c["name"].split()[1], c["id"], committed) for c in changes[:1]])
         sent += batch
     pipe.send(None)
     pipe.send(sent)
@@ -256,7 +256,7 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1, help="changes a transaction")
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument(
-        "--probe", type=int, default=10, help="look for every n-th transaction's changes (the prober keeps up)"
+        "--probe", type=int, default=10, help="look for a change of every n-th transaction (the prober keeps up)"
     )
     asyncio.run(run(parser.parse_args()))
 

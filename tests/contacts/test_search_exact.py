@@ -11,7 +11,7 @@ import asyncio
 import httpx
 import pytest
 from fastapi import FastAPI
-from sqlalchemy import text
+from sqlalchemy import text, update
 
 from tests import factories
 from tests.factories import Factory, details
@@ -114,3 +114,33 @@ async def test_bitmaps_of_another_generation_are_read_again(app: FastAPI, factor
     assert reads >= 2
     async with app.state.database.read_sessions() as session:
         assert await session.scalar(text("SELECT count(*) FROM search_changes")) == 0
+
+
+async def test_a_view_carried_from_the_last_one_equals_one_worked_out_afresh(app: FastAPI, factory: Factory) -> None:
+    """Each search's view of the changes waiting takes what it shares with the previous one (terms,
+    ids by term, sorted terms) instead of working it out again: always the same as from scratch."""
+    import random
+
+    from vpx.models import Contact
+
+    database = app.state.database
+    ids = [int(c.removeprefix("ct_")) for c in await factory.demo(120)]
+    await fold_all(app)
+    rng = random.Random(4)
+    for step in range(12):
+        async with database.write_sessions() as session, session.begin():
+            for contact_id in rng.sample(ids, 6):
+                name = rng.choice(["Otter Bakery", "Otter Dental", "Heron Roofing", "Heron Bakery"])
+                await session.execute(
+                    update(Contact).where(Contact.id == contact_id).values(business_name=f"{name} {step}")
+                )
+        if step % 4 == 3:  # a fold now and then: contacts leave the view
+            async with database.writer_turn(), database.write_sessions() as session, session.begin():
+                await postings.merge(session, limit=5)
+        async with database.read_engine.connect() as connection:
+            view = await postings.read_view(connection)
+            rows = list(await connection.execute(postings._VIEW, {"limit": postings.PENDING_APPLIED + 1}))
+        fresh = postings._view_of(rows)
+        assert view.pending == fresh.pending
+        assert view.by_term == fresh.by_term and view.sorted_terms == fresh.sorted_terms
+        assert view.having_prefix("n:otter") == fresh.having_prefix("n:otter")

@@ -220,8 +220,12 @@ class Worker:
         return deleted
 
     async def _search_changes(self) -> int:
-        """Changes to contacts folded into the search postings (searches apply pending ones meanwhile)."""
-        return await search_postings.fold_changes(self.database)
+        """Changes to contacts folded into the search postings (searches apply pending ones meanwhile).
+        A fold rewrites each touched term's bitmaps whatever the number of changes, so under a
+        steady trickle the worker folds once a poll interval (a batch that gathered meanwhile) rather
+        than at each change; it goes on at once only after a full batch (more may wait)."""
+        folded = await search_postings.fold_changes(self.database)
+        return folded if folded >= search_postings.MERGE_BATCH else 0
 
     async def _search_check(self) -> int:
         """A sample of the search index checked against the contacts on its interval, what is wrong

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections import defaultdict
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -162,6 +162,8 @@ class View:
     complete: bool = True
     # Whether bitmaps read for it must be of its generation (vpx.contacts.search.engine).
     strict: bool = True
+    # Each pending contact's columns as read: what the next view can take its terms from.
+    states: dict[int, tuple[Any, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @cached_property
     def stamp(self) -> tuple[int, int]:
@@ -224,18 +226,66 @@ async def read_view(reader: Reader) -> View:
     key = tuple(tuple(row) for row in rows)
     if _last_view is not None and _last_view[0] == key:
         return _last_view[1]
-    view = _view_of(rows)
+    view = _view_of(rows, _last_view[1] if _last_view is not None else None)
     _last_view = (key, view)
     return view
 
 
-def _view_of(rows: list[Any]) -> View:
+def _view_of(rows: list[Any], earlier: View | None = None) -> View:
+    """The view of these rows; what it shares with ``earlier`` (under a steady write load most of the
+    contacts waiting are the same from one search to the next) is taken from it, not worked out
+    again: each contact's terms, and the ids by term (copied on write: a view never changes once
+    made, whatever another search does with the next one)."""
     pending: dict[int, frozenset[str]] = {}
+    states: dict[int, tuple[Any, ...]] = {}
+    known = earlier.states if earlier is not None else {}
     for row in rows[:PENDING_APPLIED]:
-        if row.contact_id is not None:
-            pending[int(row.contact_id)] = terms_of(row)
+        if row.contact_id is None:
+            continue
+        contact_id = int(row.contact_id)
+        state = tuple(row)[3:]  # the contact as it is now (the columns after generation, seq and id)
+        states[contact_id] = state
+        if known.get(contact_id) == state and earlier is not None:
+            pending[contact_id] = earlier.pending[contact_id]
+        else:
+            pending[contact_id] = terms_of(row)
     complete = len(rows) <= PENDING_APPLIED or rows[PENDING_APPLIED].contact_id is None
-    return View(generation=int(rows[0].generation or 0), pending=pending, complete=complete)
+    view = View(generation=int(rows[0].generation or 0), pending=pending, complete=complete, states=states)
+    if earlier is not None and "by_term" in earlier.__dict__:
+        _carry_index(view, earlier)
+    return view
+
+
+def _carry_index(view: View, earlier: View) -> None:
+    """The view's ids by term and its sorted terms, from the earlier view's and the contacts that
+    differ between the two."""
+    by_term = dict(earlier.by_term)
+    gone: set[str] = set()
+    born: set[str] = set()
+    for contact_id in earlier.pending.keys() | view.pending.keys():
+        before = earlier.pending.get(contact_id, frozenset())
+        after = view.pending.get(contact_id, frozenset())
+        if contact_id in earlier.pending and contact_id in view.pending and before is after:
+            continue
+        for term in before - after:
+            remaining = by_term[term] - BitMap([contact_id])
+            if remaining:
+                by_term[term] = remaining
+            else:
+                del by_term[term]
+                gone.add(term)
+        for term in after - before:
+            if term in by_term:
+                by_term[term] = by_term[term] | BitMap([contact_id])
+            else:
+                by_term[term] = BitMap([contact_id])
+                born.add(term)
+    view.__dict__["by_term"] = by_term
+    if "sorted_terms" in earlier.__dict__:
+        terms = [term for term in earlier.sorted_terms if term not in gone] if gone else list(earlier.sorted_terms)
+        for term in sorted(born - gone):
+            insort(terms, term)
+        view.__dict__["sorted_terms"] = terms
 
 
 # --- writing ---------------------------------------------------------------------------------
