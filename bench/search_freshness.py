@@ -172,7 +172,6 @@ def start_worker(url: str) -> subprocess.Popen[bytes]:
         "VPX_SECRET_KEYS": Fernet.generate_key().decode(),
         "VPX_MX_LOOKUPS_PER_SECOND": "0",
         "VPX_SEARCH_CHECK_SECONDS": "0",
-        "VPX_WORKER_POLL_SECONDS": "0.05",
         "VPX_LOG_LEVEL": "WARNING",
     }
     return subprocess.Popen(
