@@ -73,10 +73,12 @@ async def create_postgres_database() -> str:
 
 
 async def drop_postgres_database(url: str) -> None:
+    """Drops the database, and the sandbox a test key may have made beside it (vpx.sandbox)."""
     name = url.rsplit("/", 1)[1]
     engine = create_async_engine(_async_pg(POSTGRES_ADMIN_URL), isolation_level="AUTOCOMMIT")
     async with engine.connect() as conn:
         await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        await conn.execute(text(f'DROP DATABASE IF EXISTS "{name}_sandbox" WITH (FORCE)'))
     await engine.dispose()
 
 

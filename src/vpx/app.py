@@ -12,6 +12,7 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse, RedirectResponse
+from starlette.routing import Route
 
 from vpx import __version__
 from vpx.accounts.router import router as account_router
@@ -39,6 +40,8 @@ from vpx.exports.router import router as export_router
 from vpx.logs import configure_logging
 from vpx.mail.outbox import Outbox
 from vpx.mailboxes.router import router as mailbox_router
+from vpx.mcp_server.http import PATH as MCP_PATH
+from vpx.mcp_server.http import McpEndpoint
 from vpx.meta import router as meta_router
 from vpx.middleware import RequestContextMiddleware
 from vpx.operator_page.router import router as operator_page_router
@@ -47,6 +50,9 @@ from vpx.publishers.router import router as publisher_router
 from vpx.quality.router import admin_router as quality_admin_router
 from vpx.quality.router import router as report_router
 from vpx.registries.router import router as registry_router
+from vpx.sandbox import build_sandbox
+from vpx.sandbox.middleware import TestModeRouting
+from vpx.sandbox.router import router as test_balance_router
 from vpx.secrets import load_box
 from vpx.sequences.router import enrollments_router
 from vpx.sequences.router import router as sequence_router
@@ -114,7 +120,12 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
         else:
             await _warn_without_worker(database, app.state.clock.now())
         demo_feed = start_demo_feed(database, settings, clock=app.state.clock)  # VPX_DEMO_FEED=1 (make serve)
+        if app.state.sandbox is not None:  # test mode's worker and signal feed (vpx.sandbox)
+            await app.state.sandbox.start(resolver=app.state.webhook_resolver, box=app.state.secrets)
         yield
+        await app.state.mcp.stop()
+        if app.state.sandbox is not None:
+            await app.state.sandbox.stop()
         if demo_feed is not None:
             await demo_feed.stop()
         await app.state.signal_broker.stop()
@@ -157,8 +168,11 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.state.webhook_resolver = system_resolver
     # D33: imported address ranges in memory, reverse DNS with its cache.
     app.state.visitors = build_resolver(database, settings)
+    # Test mode: test keys' requests run against the sandbox database and its parts (vpx.sandbox).
+    app.state.sandbox = build_sandbox(database, settings, clock=app.state.clock, rate_limits=app.state.rate_limits)
 
     install_error_handlers(app)
+    app.add_middleware(TestModeRouting, sandbox=app.state.sandbox)
     app.add_middleware(
         RequestContextMiddleware,
         max_body_bytes=settings.max_body_bytes,
@@ -174,6 +188,7 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(report_router)
     app.include_router(registry_router)
     app.include_router(account_router)
+    app.include_router(test_balance_router)
     app.include_router(publisher_router)
     app.include_router(webhook_router)
     app.include_router(key_router)
@@ -195,6 +210,9 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     install_dashboard(app)
     app.include_router(operator_page_router)
     install_api_docs(app)
+    # The MCP server's streamable HTTP transport, authenticated by API keys (vpx.mcp_server).
+    app.state.mcp = McpEndpoint(app)
+    app.router.routes.append(Route(MCP_PATH, endpoint=app.state.mcp, include_in_schema=False))
     app.add_api_route("/", root, methods=["GET"], include_in_schema=False)
     app.openapi = lambda: openapi_document(app)  # type: ignore[method-assign]
     return app

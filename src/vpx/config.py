@@ -19,7 +19,16 @@ DEFAULT_SQLITE_URL = "sqlite+aiosqlite:///./var/vpx.db"
 MIN_ADMIN_TOKEN_LENGTH = 16
 # Settings whose values are secrets (or hold a password): an error about them never quotes the value.
 SECRET_SETTINGS = frozenset(
-    {"admin_token", "admin_tokens", "secret_keys", "database_url", "database_replica_urls", "smtp_url", "redis_url"}
+    {
+        "admin_token",
+        "admin_tokens",
+        "secret_keys",
+        "database_url",
+        "database_replica_urls",
+        "sandbox_database_url",
+        "smtp_url",
+        "redis_url",
+    }
 )
 DATABASE_URL_FORMS = "sqlite+aiosqlite:///path/to/vpx.db or postgresql+asyncpg://user:password@host:5432/database"
 REPLICA_URL_FORM = "postgresql+asyncpg://user:password@host:5432/database"
@@ -110,6 +119,19 @@ class Settings(BaseSettings):
     idempotency_ttl_hours: int = 24
     key_rotation_days: int = 90
     max_active_keys: int = 5
+
+    # Test mode (vpx.sandbox, docs/test-mode.md): test keys (vpx_test_…) run against a sandbox database
+    # of their own, made when the first test key is created. Its URL: unset, a sibling file of a SQLite
+    # database (vpx.db -> vpx-sandbox.db) or the database named <name>_sandbox on the same PostgreSQL
+    # server. A test balance starts at (and is reset to) test_credits; the sandbox's signal feed adds a
+    # few signals every sandbox_feed_seconds (0: none). test_mode=false: test keys are refused.
+    test_mode: bool = True
+    sandbox_database_url: str | None = None
+    test_credits: Decimal = Field(default=Decimal(1000), ge=0, le=1_000_000)
+    sandbox_feed_seconds: float = Field(default=300.0, ge=0, le=86_400)
+    # The MCP server's spending cap per session, in credits (docs/mcp.md): no tool call passes it.
+    # 0: only each spending tool's own max_credits bounds it.
+    mcp_max_credits: Decimal = Field(default=Decimal(0), ge=0)
 
     # At least 16 characters; empty or unset: the admin API is off.
     admin_token: str | None = None
@@ -261,6 +283,13 @@ class Settings(BaseSettings):
         if backend not in (("sqlite", "aiosqlite"), ("postgresql", "asyncpg")):
             raise ValueError(f"must be {DATABASE_URL_FORMS}")
         return value
+
+    @field_validator("sandbox_database_url")
+    @classmethod
+    def _check_sandbox_database_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        return cls._check_database_url(value.strip())
 
     @field_validator("database_replica_urls", mode="before")
     @classmethod

@@ -106,8 +106,10 @@ class Database:
     other read stays on the primary.
     """
 
-    def __init__(self, settings: Settings, *, pool: bool = True) -> None:
+    def __init__(self, settings: Settings, *, pool: bool = True, livemode: bool = True) -> None:
         self.settings = settings
+        # False for the sandbox of test mode (vpx.sandbox); its sessions say so (``livemode_of``).
+        self.livemode = livemode
         self.url = settings.database_url
         self.dialect = make_url(self.url).get_backend_name()
         pool = pool and settings.pool_size > 0  # pool_size 0: a connection per session (NullPool)
@@ -142,9 +144,10 @@ class Database:
             self.read_engine = self.write_engine.execution_options(isolation_level="AUTOCOMMIT")
             self.bulk_write_engine = self.write_engine  # asyncpg never holds the event loop
         self._writers = WriterQueue() if self.dialect == "sqlite" else None
-        self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False)
-        self.write_sessions = async_sessionmaker(self.write_engine, expire_on_commit=False)
-        self.bulk_write_sessions = async_sessionmaker(self.bulk_write_engine, expire_on_commit=False)
+        info = {"livemode": livemode}
+        self.read_sessions = async_sessionmaker(self.read_engine, expire_on_commit=False, info=info)
+        self.write_sessions = async_sessionmaker(self.write_engine, expire_on_commit=False, info=info)
+        self.bulk_write_sessions = async_sessionmaker(self.bulk_write_engine, expire_on_commit=False, info=info)
         # Settings refuse replicas with SQLite; engines open no connection before their first read.
         urls = settings.database_replica_urls if self.dialect == "postgresql" else []
         self.replicas = Replicas.of(settings, pool=pool) if urls else None
@@ -292,9 +295,16 @@ def insert_unless_exists(session: AsyncSession, model: type[Base]) -> Any:
     return postgres_insert(model).on_conflict_do_nothing()
 
 
+def livemode_of(session: AsyncSession) -> bool:
+    """False when the session is the sandbox's (test mode, vpx.sandbox): events say so."""
+    return bool(session.info.get("livemode", True))
+
+
 def get_database(request: Request) -> Database:
-    database: Database = request.app.state.database
-    return database
+    """The request's database: the sandbox's for a test key (chosen by its prefix, vpx.sandbox), else
+    the app's."""
+    database: Database | None = getattr(request.state, "database", None)
+    return database if database is not None else request.app.state.database
 
 
 async def _app_database(request: Request) -> Database:

@@ -6,7 +6,7 @@ All async: FastAPI runs a plain `def` dependency in a worker thread, a costly ho
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Request
 
@@ -25,8 +25,16 @@ async def _now(request: Request) -> datetime:
 
 
 async def _search(request: Request) -> SearchBackend:
-    backend: SearchBackend = request.app.state.search
-    return backend
+    # A test key's request searches the sandbox's catalogue (vpx.sandbox).
+    backend: SearchBackend | None = getattr(request.state, "search", None)
+    return backend if backend is not None else request.app.state.search
+
+
+def mode_part(request: Request, name: str) -> Any:
+    """What the app holds under ``name`` (its signal broker, enrichment waterfall, visitor resolver…)
+    for the request's mode: the sandbox's for a test key (vpx.sandbox), else the app's own."""
+    value = getattr(request.state, name, None)
+    return value if value is not None else getattr(request.app.state, name)
 
 
 AppSettings = Annotated[Settings, Depends(_settings)]

@@ -37,6 +37,7 @@ ENDPOINTS: dict[tuple[str, str], tuple[str, str, Any]] = {
     ("GET", "/api/v1/suppressions/feed"): (READ, "/api/v1/suppressions/feed", None),
     ("GET", "/api/v1/account"): (READ, "/api/v1/account", None),
     ("GET", "/api/v1/account/ledger"): (READ, "/api/v1/account/ledger", None),
+    ("POST", "/api/v1/account/test-balance/reset"): (BUY, "/api/v1/account/test-balance/reset", None),
     # Issue 5: batch reveal and contributions (Standard or Full), publisher views (see docs/webhooks.md),
     # webhook management (Full Access, D29).
     ("POST", "/api/v1/contacts/batch-reveal"): (BUY, "/api/v1/contacts/batch-reveal", {"contact_ids": ["{contact}"]}),

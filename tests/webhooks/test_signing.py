@@ -22,6 +22,7 @@ def test_signature_verifies_with_the_reference_library() -> None:
     assert Webhook(secret).verify(BODY.encode(), headers) == {
         "type": "webhook.test",
         "timestamp": "2026-11-22T00:00:00Z",
+        "livemode": True,
         "data": {"webhook_id": "wh_1", "message": "héllo"},
     }
 

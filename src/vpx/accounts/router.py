@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 
 from vpx.accounts import service as account_service
 from vpx.accounts.schemas import AccountView, BalanceView, LedgerEntryView, LedgerPage
@@ -12,15 +12,23 @@ from vpx.auth.dependencies import ReadCaller
 from vpx.clock import next_month_start
 from vpx.credits import service as credit_service
 from vpx.cursors import decode_cursor, encode_cursor
-from vpx.db import WriteSession
+from vpx.db import Database, WriteSession
 from vpx.deps import AppSettings, Now
 from vpx.errors import problem_responses
 
 router = APIRouter(prefix="/api/v1/account", tags=["account"])
 
 
+async def _active_keys(request: Request, *, account_id: str, livemode: bool) -> int:
+    database: Database = request.app.state.database
+    async with database.read_sessions() as session:
+        return await account_service.count_active_keys(session, account_id=account_id, livemode=livemode)
+
+
 @router.get("", response_model=AccountView, responses=problem_responses(401, 403, 429), summary="The account")
-async def get_account(caller: ReadCaller, session: WriteSession, settings: AppSettings, now: Now) -> AccountView:
+async def get_account(
+    request: Request, caller: ReadCaller, session: WriteSession, settings: AppSettings, now: Now
+) -> AccountView:
     """Plan, balances, active keys and the next free-credit reset (free credits do not carry over)."""
     balance = await credit_service.refresh_free_credits(
         session, account_id=caller.account_id, now=now, settings=settings
@@ -31,10 +39,12 @@ async def get_account(caller: ReadCaller, session: WriteSession, settings: AppSe
         name=account.name,
         email=account.email,
         plan=account.plan,
+        livemode=caller.livemode,
         balance=BalanceView(total=balance.total, free=balance.free, paid=balance.paid),
         free_credits_monthly=credit_service.monthly_allowance(account.plan, settings),
         next_free_reset=next_month_start(now),
-        active_keys=await account_service.count_active_keys(session, account_id=account.id),
+        # Keys are in the main database: counted there for a test key too (its session is the sandbox's).
+        active_keys=await _active_keys(request, account_id=account.id, livemode=caller.livemode),
         max_active_keys=settings.max_active_keys,
         created_at=account.created_at,
     )

@@ -20,17 +20,22 @@ class AccountView(BaseModel):
     name: str
     email: str | None
     plan: str
+    livemode: bool = Field(
+        description="False when asked with a test key: `balance` is then the test balance, never the real one."
+    )
     balance: BalanceView
     free_credits_monthly: Credits
     next_free_reset: datetime = Field(description="Start of the next UTC month.")
-    active_keys: int
+    active_keys: int = Field(description="Active keys of the caller's mode (live or test).")
     max_active_keys: int
     created_at: datetime
 
 
 class LedgerEntryView(BaseModel):
     id: str
-    kind: str = Field(description="grant, free_monthly, reveal, revenue_share, refund, auto_buy")
+    kind: str = Field(
+        description="grant, free_monthly, reveal, revenue_share, refund, auto_buy; in test mode also test_reset"
+    )
     amount: Credits = Field(description="Signed: negative for spending.")
     balance_after: Credits
     reference: str | None

@@ -71,10 +71,11 @@ async def get_account(session: AsyncSession, *, account_id: str) -> Account:
     return account
 
 
-async def count_active_keys(session: AsyncSession, *, account_id: str) -> int:
-    return int(
-        await session.scalar(
-            select(func.count()).select_from(ApiKey).where(ApiKey.account_id == account_id, ApiKey.revoked_at.is_(None))
-        )
-        or 0
-    )
+async def count_active_keys(session: AsyncSession, *, account_id: str, livemode: bool | None = None) -> int:
+    """The account's active keys (of one mode, live or test, when ``livemode`` is given)."""
+    query = select(func.count()).select_from(ApiKey).where(ApiKey.account_id == account_id, ApiKey.revoked_at.is_(None))
+    if livemode is not None:
+        from vpx.auth.service import of_mode  # the key service imports this module
+
+        query = query.where(of_mode(livemode))
+    return int(await session.scalar(query) or 0)

@@ -31,7 +31,8 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 api_key_header = APIKeyHeader(
     name="X-API-Key",
     auto_error=False,
-    description="An API key: `vpx_ro_…` (Read Only), `vpx_live_…` (Standard) or `vpx_full_…` (Full Access).",
+    description="An API key: `vpx_ro_…` (Read Only), `vpx_live_…` (Standard) or `vpx_full_…` (Full Access); "
+    "test keys (`vpx_test_ro_…`, `vpx_test_live_…`, `vpx_test_full_…`) see the sandbox and spend a test balance.",
 )
 
 
@@ -42,6 +43,8 @@ class Caller:
     key_id: str
     key_type: KeyType
     account_id: str
+    # False for a test key: the request runs against the sandbox (vpx.sandbox).
+    livemode: bool = True
 
 
 async def authenticate(request: Request, raw_key: Annotated[str | None, Depends(api_key_header)]) -> Caller:
@@ -77,6 +80,8 @@ async def authenticate(request: Request, raw_key: Annotated[str | None, Depends(
     if known.revoked:
         raise await refuse("The API key has been revoked.", unless_exhausted=True)
     request.state.key_id = known.id
+    if not known.livemode and not await _sandbox_ready(request, known.account_id):
+        raise await refuse("Test keys are not accepted: this server runs without test mode.")
     if not network.allowed(address, known.ip_allowlist):
         failures = await limits.failures_exhausted(address_key)
         if failures is not None:
@@ -105,7 +110,17 @@ async def authenticate(request: Request, raw_key: Annotated[str | None, Depends(
     if known.last_used_at is None or now - known.last_used_at >= LAST_USED_RESOLUTION:
         async with state.database.write_sessions() as session, session.begin():
             await key_service.touch_key(session, key_id=known.id, now=now)
-    return Caller(key_id=known.id, key_type=known.key_type, account_id=known.account_id)
+    return Caller(key_id=known.id, key_type=known.key_type, account_id=known.account_id, livemode=known.livemode)
+
+
+async def _sandbox_ready(request: Request, account_id: str) -> bool:
+    """A test key's request: the sandbox (vpx.sandbox) holds the account's shadow, and the request was
+    routed to it by the key's prefix. False when this server runs without test mode."""
+    sandbox = getattr(request.app.state, "sandbox", None)
+    if sandbox is None or getattr(request.state, "livemode", True):
+        return False
+    await sandbox.ensure_account(account_id)
+    return True
 
 
 def _too_many_failures(verdict: Verdict) -> RateLimited:

@@ -1,4 +1,7 @@
-"""/api/v1/keys: key management for Full Access keys (D28): list, create, rename, allow-list, revoke."""
+"""/api/v1/keys: key management for Full Access keys (D28): list, create, rename, allow-list, revoke.
+
+Keys live in the main database whatever their mode; a test key sees and manages test keys only, so a key
+handed to a test suite can never make a live one (vpx.sandbox)."""
 
 from __future__ import annotations
 
@@ -10,12 +13,12 @@ from fastapi.responses import JSONResponse
 
 from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
-from vpx.auth.dependencies import ManageCaller
+from vpx.auth.dependencies import Caller, ManageCaller
 from vpx.auth.keys import LABELS, KeyType
 from vpx.auth.schemas import KeyCreate, KeyCreated, KeyList, KeyUpdate, KeyView
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import AppSettings, Now
-from vpx.errors import problem_responses
+from vpx.errors import InsufficientPermission, NotFound, problem_responses
 from vpx.idempotency.service import run_idempotent
 from vpx.models import ApiKey
 
@@ -32,6 +35,7 @@ def key_view(key: ApiKey, now: datetime) -> KeyView:
         type_label=LABELS[key_type],
         name=key.name,
         prefix=key.display_prefix,
+        mode="test" if key_service.key_mode(key) == "test" else "live",
         ip_allowlist=list(key.ip_allowlist or []),
         status="revoked" if key.revoked_at is not None else "active",
         created_at=key.created_at,
@@ -56,9 +60,14 @@ async def list_keys(
         Query(ge=1, le=key_service.MAX_KEYS_PER_ACCOUNT, description="Page size, 1–100; the default holds every key."),
     ] = key_service.MAX_KEYS_PER_ACCOUNT,
     cursor: Annotated[str | None, Query(max_length=200, description="From a previous page.")] = None,
+    mode: Annotated[
+        Literal["live", "test"] | None,
+        Query(description="Only live or only test keys; default both (a test key lists test keys only)."),
+    ] = None,
 ) -> KeyList:
     """The account's keys, active first, newest first; secrets are never shown again."""
     after = key_service.KeyPosition.from_cursor(cursor) if cursor else None
+    livemode = False if not caller.livemode else (None if mode is None else mode == "live")
     keys = await key_service.list_keys(
         session,
         account_id=caller.account_id,
@@ -66,12 +75,15 @@ async def list_keys(
         only_revoked=status == "revoked",
         after=after,
         limit=limit + 1,
+        livemode=livemode,
     )
     more = len(keys) > limit
     keys = keys[:limit]
     return KeyList(
         keys=[key_view(k, now) for k in keys],
-        active_keys=await account_service.count_active_keys(session, account_id=caller.account_id),
+        active_keys=await account_service.count_active_keys(
+            session, account_id=caller.account_id, livemode=caller.livemode
+        ),
         max_active_keys=settings.max_active_keys,
         max_keys=key_service.MAX_KEYS_PER_ACCOUNT,
         limit=limit,
@@ -94,9 +106,12 @@ async def create_key(
     settings: AppSettings,
     now: Now,
 ) -> Response:
-    """A new key; its `secret` is in this response only. At most 5 active keys (a sixth is a 409
-    `key_limit_reached`). Accepts `Idempotency-Key`: a repeat with the same key and body within 24
+    """A new key; its `secret` is in this response only. At most 5 active keys of each mode, live and
+    test (a sixth is a 409 `key_limit_reached`). `"mode": "test"` makes a test key (`vpx_test_…`); a test
+    key makes test keys only. Accepts `Idempotency-Key`: a repeat with the same key and body within 24
     hours returns the same key, with `secret: null`."""
+    if not caller.livemode and body.mode != "test":
+        raise InsufficientPermission('A test key can create test keys only: send "mode": "test".')
     created: dict[str, KeyCreated] = {}
 
     async def handler() -> Response:
@@ -108,7 +123,11 @@ async def create_key(
             ip_allowlist=body.ip_allowlist,
             now=now,
             settings=settings,
+            livemode=body.mode == "live",
         )
+        if body.mode == "test" and request.app.state.sandbox is not None:
+            # The sandbox made now, not by the new key's first request (vpx.sandbox).
+            await request.app.state.sandbox.ensure_account(caller.account_id)
         view = key_view(key, now)
         created["view"] = KeyCreated(**view.model_dump(), secret=secret)
         # D3: what an idempotent repeat would replay is stored, so it must not hold the secret.
@@ -132,7 +151,14 @@ async def create_key(
 )
 async def get_key(key_id: KeyId, caller: ManageCaller, session: ReadSession, now: Now) -> KeyView:
     key = await key_service.get_account_key(session, key_id=key_id, account_id=caller.account_id)
-    return key_view(key, now)
+    return key_view(_of_callers_mode(key, caller), now)
+
+
+def _of_callers_mode(key: ApiKey, caller: Caller) -> ApiKey:
+    """A test key sees test keys only: a live key is, to it, a key that does not exist."""
+    if not caller.livemode and key_service.key_mode(key) != "test":
+        raise NotFound("No such key.")
+    return key
 
 
 @router.patch(
@@ -143,6 +169,7 @@ async def get_key(key_id: KeyId, caller: ManageCaller, session: ReadSession, now
 )
 async def update_key(key_id: KeyId, body: KeyUpdate, caller: ManageCaller, session: WriteSession, now: Now) -> KeyView:
     """Changes only the fields sent; `ip_allowlist: []` lifts the restriction. A revoked key is a 409."""
+    _of_callers_mode(await key_service.get_account_key(session, key_id=key_id, account_id=caller.account_id), caller)
     key = await key_service.update_key(
         session, key_id=key_id, account_id=caller.account_id, name=body.name, ip_allowlist=body.ip_allowlist
     )
@@ -157,6 +184,6 @@ async def update_key(key_id: KeyId, body: KeyUpdate, caller: ManageCaller, sessi
 )
 async def revoke_key(key_id: KeyId, caller: ManageCaller, session: WriteSession, now: Now) -> KeyView:
     """Revokes the key at once (requests with it get 401); revoking a revoked key changes nothing."""
-    await key_service.get_account_key(session, key_id=key_id, account_id=caller.account_id)
+    _of_callers_mode(await key_service.get_account_key(session, key_id=key_id, account_id=caller.account_id), caller)
     key = await key_service.revoke_key(session, key_id=key_id, account_id=caller.account_id, now=now)
     return key_view(key, now)

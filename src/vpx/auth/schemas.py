@@ -46,6 +46,11 @@ ALLOWLIST_DESCRIPTION = "IPv4/IPv6 addresses and CIDR ranges allowed to use the 
 # Names are single-line text (vpx.fields) and lose surrounding spaces; allow-list entries are taken
 # exactly as sent.
 KeyName = Annotated[SingleLine, AfterValidator(str.strip)]
+KeyMode = Literal["live", "test"]
+MODE_DESCRIPTION = (
+    "`live`, or `test` for a test key (`vpx_test_…`): it sees the sandbox catalogue and spends a test balance, "
+    "never real contacts or credits."
+)
 
 
 def _allowlist_entry(value: str) -> str:
@@ -75,6 +80,7 @@ class KeyView(BaseModel):
     type_label: str = Field(examples=["Full Access"])
     name: str
     prefix: str = Field(description="The first characters of the secret, to recognise it (`vpx_live_3kTz`).")
+    mode: KeyMode = Field(description=MODE_DESCRIPTION)
     ip_allowlist: list[str]
     status: Literal["active", "revoked"]
     created_at: datetime
@@ -93,8 +99,8 @@ class KeyCreated(KeyView):
 
 class KeyList(BaseModel):
     keys: list[KeyView]
-    active_keys: int
-    max_active_keys: int = Field(description="At most this many keys may be active at once.")
+    active_keys: int = Field(description="Active keys of the caller's mode (live or test).")
+    max_active_keys: int = Field(description="At most this many keys of each mode may be active at once.")
     max_keys: int = Field(
         description="Keys the account keeps, active and revoked: a new key past it forgets the keys revoked "
         "longest ago."
@@ -109,6 +115,10 @@ class KeyCreate(BaseModel):
 
     # Not strict: JSON sends the enum's value, a string, never an instance.
     type: KeyType = Field(strict=False, description="`ro` (Read Only), `live` (Standard) or `full` (Full Access).")
+    mode: KeyMode = Field(
+        default="live",
+        description=MODE_DESCRIPTION + " A test key can create test keys only.",
+    )
     name: KeyName = Field(default="", max_length=200, description="A name to recognise the key by.")
     ip_allowlist: list[AllowlistEntry] = Field(
         default_factory=list,

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.accounts import service as account_service
 from vpx.auth import network
-from vpx.auth.keys import KeyType, display_prefix, generate_key, hash_key
+from vpx.auth.keys import TEST_PREFIX, KeyType, display_prefix, generate_key, hash_key, is_test_key
 from vpx.config import Settings
 from vpx.db import Database, DriverStatement, driver_datetime
 from vpx.errors import Conflict, InvalidParameters, KeyLimitReached, NotFound
@@ -40,6 +40,8 @@ class KnownKey:
     rotate_by: datetime
     last_used_at: datetime | None
     account_status: str = "active"
+    # False for a test key (vpx_test_…): its requests run against the sandbox (vpx.sandbox).
+    livemode: bool = True
 
 
 async def create_key(
@@ -51,11 +53,13 @@ async def create_key(
     ip_allowlist: list[str],
     now: datetime,
     settings: Settings,
+    livemode: bool = True,
 ) -> tuple[ApiKey, str]:
-    """A new key and its secret, which is never stored and so can be shown only now.
+    """A new key and its secret, which is never stored and so can be shown only now; a test key
+    (``vpx_test_…``) with ``livemode=False``.
 
-    Refuses a sixth active key (D5) with 409, even under concurrent creation: the account row is
-    locked first.
+    Refuses a sixth active key of the same mode (D5) with 409, even under concurrent creation: the
+    account row is locked first.
     """
     try:
         allowlist = network.normalise_allowlist(ip_allowlist)
@@ -64,11 +68,14 @@ async def create_key(
     locked = await session.scalar(select(Account.id).where(Account.id == account_id).with_for_update())
     if locked is None:
         raise NotFound(f"No account {account_id}.")
-    active = await account_service.count_active_keys(session, account_id=account_id)
+    active = await account_service.count_active_keys(session, account_id=account_id, livemode=livemode)
     if active >= settings.max_active_keys:
-        raise KeyLimitReached(f"The account already has {active} active keys, the most allowed; revoke one first.")
+        mode = "" if livemode else " test"
+        raise KeyLimitReached(
+            f"The account already has {active} active{mode} keys, the most allowed; revoke one first."
+        )
     await _make_room(session, account_id=account_id)
-    secret = generate_key(key_type)
+    secret = generate_key(key_type, test=not livemode)
     key = ApiKey(
         id=new_id("key"),
         account_id=account_id,
@@ -134,6 +141,7 @@ async def find_key(database: Database, *, secret: str) -> KnownKey | None:
         rotate_by=rotate,
         last_used_at=driver_datetime(last_used_at),
         account_status=status,
+        livemode=not is_test_key(secret),
     )
 
 
@@ -164,12 +172,24 @@ def key_view(key: ApiKey) -> dict[str, Any]:
         "type": key.key_type,
         "name": key.name,
         "prefix": key.display_prefix,
+        "mode": key_mode(key),
         "ip_allowlist": list(key.ip_allowlist or []),
         "created_at": key.created_at,
         "rotate_by": key.rotate_by,
         "last_used_at": key.last_used_at,
         "revoked_at": key.revoked_at,
     }
+
+
+def key_mode(key: ApiKey) -> str:
+    """``test`` for a test key, ``live`` otherwise: the prefix a key shows says which."""
+    return "test" if is_test_key(key.display_prefix) else "live"
+
+
+def of_mode(livemode: bool) -> ColumnElement[bool]:
+    """The condition on keys of one mode (a test key's displayed prefix begins ``vpx_test_``)."""
+    test = ApiKey.display_prefix.like(TEST_PREFIX.replace("_", r"\_") + "%", escape="\\")
+    return ~test if livemode else test
 
 
 async def list_keys(
@@ -180,10 +200,13 @@ async def list_keys(
     only_revoked: bool = False,
     after: KeyPosition | None = None,
     limit: int | None = None,
+    livemode: bool | None = None,
 ) -> list[ApiKey]:
-    """The account's keys, active ones first, newest first within each group; with ``after``, those
-    that follow that position in this order."""
+    """The account's keys (of one mode, when ``livemode`` is given), active ones first, newest first
+    within each group; with ``after``, those that follow that position in this order."""
     query = select(ApiKey).where(ApiKey.account_id == account_id)
+    if livemode is not None:
+        query = query.where(of_mode(livemode))
     if not include_revoked:
         query = query.where(ApiKey.revoked_at.is_(None))
     if only_revoked:

@@ -17,6 +17,7 @@ from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
 from vpx.auth.keys import KeyType
 from vpx.cli import accounts as accounts_cli
+from vpx.cli import mcp as mcp_cli
 from vpx.cli import quality as quality_cli
 from vpx.cli import registries as registries_cli
 from vpx.cli import search as search_cli
@@ -62,6 +63,7 @@ app.add_typer(credits_app, name="credits")
 app.add_typer(suppress_app, name="suppress")
 app.command("worker")(worker)
 accounts_cli.register(accounts_app)
+mcp_cli.register(app)
 quality_cli.register(app)
 search_cli.register(app)
 registries_cli.register(app)
@@ -72,9 +74,16 @@ visitors_cli.register(app)
 
 
 def _migrate(settings: Settings) -> list[str]:
+    import asyncio
+
     from vpx.migrations import current_heads, upgrade
+    from vpx.sandbox import location as sandbox_location
 
     upgrade(settings)
+    # Test mode's sandbox, once a first test key has made it, is migrated with the main database.
+    sandbox = sandbox_location.sandbox_settings(settings)
+    if settings.test_mode and asyncio.run(sandbox_location.exists(sandbox)):
+        upgrade(sandbox)
     return list(current_heads(settings))
 
 
@@ -366,9 +375,17 @@ def keys_create(
     key_type: Annotated[KeyType, typer.Option("--type", help="ro, live or full.")],
     name: Annotated[str, typer.Option(help="A name to recognise the key by.")] = "",
     ip: Annotated[list[str] | None, typer.Option(help="Allowed address or CIDR range; repeatable.")] = None,
+    test: Annotated[
+        bool,
+        typer.Option(
+            "--test", help="A test key (vpx_test_…): the sandbox catalogue and a test balance, never real data."
+        ),
+    ] = False,
     as_json: bool = JsonOption,
 ) -> None:
     """Create an API key; the secret is printed once and never stored."""
+    if test and not get_settings().test_mode:
+        fail("test mode is off on this server (VPX_TEST_MODE=false)", as_json=as_json, code="invalid_parameters")
 
     async def work(database: Database, settings: Settings) -> dict[str, object]:
         async with database.write_sessions() as session, session.begin():
@@ -380,10 +397,27 @@ def keys_create(
                 ip_allowlist=list(ip or []),
                 now=Clock().now(),
                 settings=settings,
+                livemode=not test,
             )
-            return {**key_service.key_view(key), "key": secret}
+            shown = {**key_service.key_view(key), "key": secret}
+        if test:
+            await _prepare_sandbox(database, settings, account_id=account)
+        return shown
 
     emit(run_with_database(work, as_json=as_json), as_json=as_json, title="key (the secret is shown once)")
+
+
+async def _prepare_sandbox(database: Database, settings: Settings, *, account_id: str) -> None:
+    """The sandbox made (the first time), with the account's shadow and test balance (vpx.sandbox)."""
+    from vpx.auth.ratelimit import RateLimits
+    from vpx.sandbox.world import build_sandbox
+
+    sandbox = build_sandbox(database, settings, clock=Clock(), rate_limits=RateLimits(settings))
+    assert sandbox is not None
+    try:
+        await sandbox.ensure_account(account_id)
+    finally:
+        await sandbox.stop()
 
 
 @keys_app.command("revoke")

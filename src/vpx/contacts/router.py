@@ -22,7 +22,7 @@ from vpx.contacts.schemas import (
     SearchResult,
 )
 from vpx.contacts.search import SearchQuery
-from vpx.db import Database, ReadSession, WriteSession
+from vpx.db import ReadSession, WriteSession, get_database
 from vpx.deps import AppSettings, Now, Search
 from vpx.enrichment import service as enrichment_service
 from vpx.errors import problem_responses
@@ -63,7 +63,7 @@ async def _search(request: Request, search: Search, settings: Settings, query: S
     # A bare connection, not an ORM session (nothing is loaded into one), and the envelope
     # serialised once here rather than validated again against the response model. On a replica
     # when there are some: a contact written a moment ago may show a moment later.
-    database: Database = request.app.state.database
+    database = get_database(request)
 
     async def read(connection: AsyncConnection) -> bytes:
         return await contact_service.search_contacts_json(connection, backend=search, query=query, settings=settings)
@@ -107,7 +107,7 @@ async def _reveal(
 ) -> Response:
     # Without an idempotency key nothing else is written in the request's transaction (D12's stored
     # response is), so the reveal may read outside it and charge in a statement of its own.
-    standalone = None if request.headers.get(IDEMPOTENCY_HEADER) else request.app.state.database
+    standalone = None if request.headers.get(IDEMPOTENCY_HEADER) else get_database(request)
 
     async def handler() -> Response:
         outcome = await contact_service.reveal_contact(

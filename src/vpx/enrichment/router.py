@@ -9,8 +9,8 @@ from fastapi import APIRouter, Path, Request, Response
 from fastapi.responses import JSONResponse
 
 from vpx.auth.dependencies import ManageCaller
-from vpx.db import ReadSession, WriteSession
-from vpx.deps import AppSettings, Now
+from vpx.db import ReadSession, WriteSession, get_database
+from vpx.deps import AppSettings, Now, mode_part
 from vpx.enrichment import batch as batch_service
 from vpx.enrichment import service, store
 from vpx.enrichment.providers import provider_names
@@ -45,7 +45,7 @@ def _box(request: Request) -> SecretBox:
 
 
 def _waterfall(request: Request) -> Waterfall:
-    waterfall: Waterfall = request.app.state.enrichment
+    waterfall: Waterfall = mode_part(request, "enrichment")
     return waterfall
 
 
@@ -112,7 +112,7 @@ async def enrich(
     for the contact, each value with its provider and time, and one attempt per provider. Charges no
     credits; does not reveal the contact; a suppressed contact is 451 and no provider is called."""
     return await service.enrich_contact(
-        request.app.state.database,
+        get_database(request),
         _waterfall(request),
         _box(request),
         account_id=caller.account_id,

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from vpx.auth.dependencies import BuyCaller
-from vpx.db import ReadSession
+from vpx.db import ReadSession, get_database
 from vpx.deps import Search
 from vpx.errors import problem_responses
 from vpx.exports import contacts as contact_export
@@ -47,7 +47,7 @@ async def export_contacts(
     query = await contact_export.plan_revealed_query(
         session, account_id=caller.account_id, filters=filters, search=search
     )
-    batches = contact_export.revealed_csv_batches(request.app.state.database, query)
+    batches = contact_export.revealed_csv_batches(get_database(request), query)
     return csv_response("contacts.csv", csv_lines(contact_export.COLUMNS, batches))
 
 
@@ -61,5 +61,5 @@ async def export_signals(
     filters: Annotated[signal_export.SignalFilters, Query()], request: Request, caller: BuyCaller
 ) -> StreamingResponse:
     """The signals a `GET /signals` query returns (every page), streamed whatever their number."""
-    batches = signal_export.signal_csv_batches(request.app.state.database, filters)
+    batches = signal_export.signal_csv_batches(get_database(request), filters)
     return csv_response("signals.csv", csv_lines(signal_export.COLUMNS, batches))

@@ -18,6 +18,7 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.db import get_database
 from vpx.errors import IdempotencyInProgress, IdempotencyMismatch, InvalidParameters
 from vpx.models import IdempotencyRecord
 from vpx.secrets import SecretBox, is_sealed
@@ -60,7 +61,7 @@ async def run_idempotent(
     ttl = timedelta(hours=state.settings.idempotency_ttl_hours)
     print_ = fingerprint(request.method, request.url.path, await request.body())
 
-    async with state.database.write_sessions() as claim, claim.begin():
+    async with get_database(request).write_sessions() as claim, claim.begin():
         existing = await claim.scalar(
             select(IdempotencyRecord).where(IdempotencyRecord.account_id == account_id, IdempotencyRecord.key == key)
         )
@@ -131,7 +132,7 @@ def _box(request: Request) -> SecretBox:
 
 
 async def _release(request: Request, *, account_id: str, key: str) -> None:
-    async with request.app.state.database.write_sessions() as session, session.begin():
+    async with get_database(request).write_sessions() as session, session.begin():
         await session.execute(
             delete(IdempotencyRecord).where(
                 IdempotencyRecord.account_id == account_id,

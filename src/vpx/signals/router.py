@@ -10,8 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.admin.auth import ADMIN_REFUSALS, problem_response, require_admin
 from vpx.auth.dependencies import BuyCaller, ManageCaller, ReadCaller
-from vpx.db import AppDatabase, WriteSession
-from vpx.deps import AppSettings, Now
+from vpx.db import AppDatabase, WriteSession, get_database
+from vpx.deps import AppSettings, Now, mode_part
 from vpx.errors import (
     InvalidParameters,
     NotFound,
@@ -114,8 +114,8 @@ async def stream_signals(
     ends within seconds with a last `event: closed` whose data names the reason."""
     after = _last_event_id(last_event_id)
     return stream_response(
-        broker=request.app.state.signal_broker,
-        database=request.app.state.database,
+        broker=mode_part(request, "signal_broker"),
+        database=get_database(request),
         settings=settings,
         signal_filter=SignalFilter.of(params.model_dump()),
         last_event_id=after,

@@ -152,8 +152,11 @@ class Subscription:
 
 
 class SignalBroker:
-    def __init__(self, database: Database, settings: Settings) -> None:
+    def __init__(self, database: Database, settings: Settings, *, access_database: Database | None = None) -> None:
         self.database = database
+        # Where keys, sessions and accounts are: the app's database, also for the sandbox's broker
+        # (test mode, vpx.sandbox), whose signals are elsewhere.
+        self.access_database = access_database or database
         self.settings = settings
         self.subscriptions: set[Subscription] = set()
         # The open subscriptions by filter: a signal is weighed once per distinct filter, not once per
@@ -256,7 +259,7 @@ class SignalBroker:
         watched = [s for s in self.subscriptions if s.access is not None and s.closed is None]
         if not watched:
             return
-        state = await current_state(self.database, [s.access for s in watched if s.access is not None])
+        state = await current_state(self.access_database, [s.access for s in watched if s.access is not None])
         for subscription in watched:
             assert subscription.access is not None
             reason = state.reason(subscription.access)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.db import livemode_of
 from vpx.models import WebhookDelivery, WebhookEndpoint
 from vpx.signals.records import SignalRecord
 from vpx.webhooks import events as webhook_events
@@ -48,7 +49,9 @@ async def enqueue_signal_created(session: AsyncSession, signals: Sequence[Signal
                     event_type=webhook_events.SIGNAL_CREATED,
                     account_id=endpoint.account_id,
                     endpoint_id=endpoint.id,
-                    payload=webhook_events.envelope(webhook_events.SIGNAL_CREATED, data, at=context.now),
+                    payload=webhook_events.envelope(
+                        webhook_events.SIGNAL_CREATED, data, at=context.now, livemode=livemode_of(session)
+                    ),
                     status="pending",
                     attempt_count=0,
                     next_attempt_at=context.now,

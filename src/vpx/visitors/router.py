@@ -9,7 +9,7 @@ from fastapi import APIRouter, Path, Query, Request, Response
 
 from vpx.auth.dependencies import ManageCaller, ReadCaller
 from vpx.db import ReadSession, WriteSession
-from vpx.deps import AppSettings, Now
+from vpx.deps import AppSettings, Now, mode_part
 from vpx.errors import InvalidParameters, problem_responses
 from vpx.fields import Timestamp
 from vpx.visitors import service
@@ -31,7 +31,7 @@ SiteId = Annotated[str, Path(max_length=40, pattern=SITE_ID_PATTERN, examples=["
 
 
 def resolver_of(request: Request) -> VisitorResolver:
-    found: VisitorResolver = request.app.state.visitors
+    found: VisitorResolver = mode_part(request, "visitors")
     return found
 
 

@@ -1,4 +1,5 @@
-"""Event types and the payload envelope (D25): ``{"type", "timestamp", "data"}``.
+"""Event types and the payload envelope (D25): ``{"type", "timestamp", "livemode", "data"}`` (``livemode``
+false for events of test mode).
 
 The ``data`` of each type (documented with examples in docs/webhooks.md):
 
@@ -76,10 +77,11 @@ def timestamp_text(at: datetime) -> str:
     return at.isoformat().replace("+00:00", "Z")
 
 
-def envelope(event_type: str, data: dict[str, Any], *, at: datetime) -> str:
-    """The exact body every attempt of this event sends."""
+def envelope(event_type: str, data: dict[str, Any], *, at: datetime, livemode: bool = True) -> str:
+    """The exact body every attempt of this event sends; ``livemode`` false for an event of test mode
+    (vpx.sandbox)."""
     return json.dumps(
-        {"type": event_type, "timestamp": timestamp_text(at), "data": data},
+        {"type": event_type, "timestamp": timestamp_text(at), "livemode": livemode, "data": data},
         separators=(",", ":"),
         ensure_ascii=False,
         default=_json_default,

@@ -11,6 +11,7 @@ from sqlalchemy import event, select, text
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import Session
 
+from vpx.db import livemode_of
 from vpx.models import WebhookDelivery, WebhookEndpoint
 from vpx.webhooks import events
 from vpx.webhooks.filters import signal_matches
@@ -46,7 +47,7 @@ async def enqueue_event(
     if not targets:
         return []
     event_id = events.new_event_id()
-    body = events.envelope(event_type, dict(data), at=now)
+    body = events.envelope(event_type, dict(data), at=now, livemode=livemode_of(session))
     rows = [
         WebhookDelivery(
             event_id=event_id,
@@ -91,7 +92,7 @@ async def enqueue_to_url(
         url=url,
         secret_sealed=secret_sealed,
         batch_id=batch_id,
-        payload=events.envelope(event_type, dict(data), at=now),
+        payload=events.envelope(event_type, dict(data), at=now, livemode=livemode_of(session)),
         status="pending",
         attempt_count=0,
         next_attempt_at=now,

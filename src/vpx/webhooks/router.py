@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
+from sqlalchemy.orm import object_session
 
 from vpx.auth.dependencies import ManageCaller
 from vpx.cursors import decode_cursor, encode_cursor
@@ -51,6 +52,12 @@ def _box(request: Request) -> SecretBox:
     return box
 
 
+def _livemode(endpoint: WebhookEndpoint) -> bool:
+    """False for a subscription of test mode: it was read from the sandbox's session (vpx.sandbox)."""
+    session = object_session(endpoint)
+    return session is None or bool(session.info.get("livemode", True))
+
+
 def view(endpoint: WebhookEndpoint) -> WebhookView:
     return WebhookView(
         id=endpoint.id,
@@ -61,6 +68,7 @@ def view(endpoint: WebhookEndpoint) -> WebhookView:
         status="active" if endpoint.status == "active" else "disabled",
         disabled_reason=endpoint.disabled_reason,
         secret_rotating_until=endpoint.previous_secret_expires_at if endpoint.previous_secret_sealed else None,
+        livemode=_livemode(endpoint),
         created_at=endpoint.created_at,
         updated_at=endpoint.updated_at,
     )

@@ -72,6 +72,10 @@ class WebhookView(BaseModel):
     status: Literal["active", "disabled"]
     disabled_reason: str | None
     secret_rotating_until: datetime | None = Field(description="While set, the previous secret signs too.")
+    livemode: bool = Field(
+        description="False for a subscription made with a test key: it receives test mode's events, each with "
+        "`livemode: false`."
+    )
     created_at: datetime
     updated_at: datetime
 

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.accounts import caps
 from vpx.config import Settings
+from vpx.db import livemode_of
 from vpx.errors import Conflict, InvalidParameters, NotFound
 from vpx.ids import new_id, parse_number_id, public_number_id
 from vpx.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
@@ -193,6 +194,7 @@ async def send_test(session: AsyncSession, *, account_id: str, endpoint_id: str,
             events.WEBHOOK_TEST,
             {"webhook_id": endpoint.id, "message": "A test event from vpx: your endpoint receives deliveries."},
             at=now,
+            livemode=livemode_of(session),
         ),
         status="pending",
         attempt_count=0,
