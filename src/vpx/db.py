@@ -20,7 +20,7 @@ from typing import Annotated, Any, TypeVar
 
 from fastapi import Depends, Request
 from sqlalchemy import BigInteger, DateTime, Integer, MetaData, event
-from sqlalchemy.engine import Dialect, make_url
+from sqlalchemy.engine import Dialect, Engine, make_url
 from sqlalchemy.ext.asyncio import (
     AsyncConnection,
     AsyncEngine,
@@ -33,6 +33,7 @@ from sqlalchemy.pool import NullPool
 from sqlalchemy.types import TypeDecorator
 
 from vpx import sqlite_inline
+from vpx.compliance import hashing
 from vpx.config import Settings
 from vpx.replicas import Replicas
 
@@ -52,6 +53,14 @@ BigIntPK = BigInteger().with_variant(Integer(), "sqlite")
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
+
+
+@event.listens_for(Engine, "connect")
+def _sql_functions(dbapi_connection: Any, _record: Any) -> None:
+    """Every SQLite connection of the process, whichever engine opened it (the service's, a migration's,
+    a test's), gets the SQL functions its triggers call: DROP's hashes (vpx.compliance.hashing).
+    PostgreSQL's connections have no ``create_function`` and need none (its triggers use sha256())."""
+    hashing.register_sqlite_functions(dbapi_connection)
 
 
 class WriterQueue:

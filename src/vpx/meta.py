@@ -9,6 +9,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import JSONResponse
 
 from vpx import metrics
+from vpx.compliance.overview import figures as compliance_figures
 from vpx.contacts.search import checks as search_checks
 from vpx.sources import service as source_service
 from vpx.worker import status as worker_status
@@ -48,6 +49,7 @@ async def prometheus(request: Request) -> Response:
         async with state.database.read_sessions() as session:
             metrics.set_sources(await source_service.figures(session, state.clock.now()))
             metrics.set_search_index(await search_checks.figures(session, state.clock.now()))
+            metrics.set_compliance(await compliance_figures(session, state.settings, now=state.clock.now()))
     except Exception:  # the request metrics still answer when the database does not
         log.warning("reading the sources' figures for /metrics failed", exc_info=True)
     body, content_type = metrics.render()

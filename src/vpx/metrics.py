@@ -138,6 +138,64 @@ _SEARCH_INDEX_COLLECTOR = _SearchIndexCollector()
 REGISTRY.register(_SEARCH_INDEX_COLLECTOR)
 
 
+@dataclass(frozen=True)
+class ComplianceFigures:
+    """Where the operator stands with the law (vpx.compliance.overview): the DROP deadlines, the
+    privacy requests waiting, the Do-Not-Call data's age by area code."""
+
+    drop_deadline_seconds: float | None  # until the open batch must be answered; None without one
+    drop_undecided: int
+    drop_last_pull_age_seconds: float | None
+    drop_must_access_seconds: float | None  # until the law needs DROP accessed again
+    requests_open: int
+    requests_overdue: int
+    dnc_age_days: dict[str, int]
+
+
+_compliance = ComplianceFigures(None, 0, None, None, 0, 0, {})
+
+
+def set_compliance(figures: ComplianceFigures) -> None:
+    global _compliance
+    _compliance = figures
+
+
+class _ComplianceCollector(Collector):
+    def collect(self) -> Iterator[Metric]:
+        figures = _compliance
+        deadline = GaugeMetricFamily(
+            "vpx_drop_batch_deadline_seconds", "Seconds left to answer the open DROP batch (negative: overdue)"
+        )
+        if figures.drop_deadline_seconds is not None:
+            deadline.add_metric([], figures.drop_deadline_seconds)
+        undecided = GaugeMetricFamily("vpx_drop_batch_undecided_items", "Work items of the open DROP batch not decided")
+        undecided.add_metric([], figures.drop_undecided)
+        pulled = GaugeMetricFamily("vpx_drop_last_pull_age_seconds", "Seconds since DROP was last downloaded from")
+        if figures.drop_last_pull_age_seconds is not None:
+            pulled.add_metric([], figures.drop_last_pull_age_seconds)
+        access = GaugeMetricFamily(
+            "vpx_drop_access_deadline_seconds", "Seconds left before the law needs DROP accessed again"
+        )
+        if figures.drop_must_access_seconds is not None:
+            access.add_metric([], figures.drop_must_access_seconds)
+        requests = GaugeMetricFamily("vpx_privacy_requests_open", "Privacy requests not answered yet")
+        requests.add_metric([], figures.requests_open)
+        overdue = GaugeMetricFamily("vpx_privacy_requests_overdue", "Privacy requests past their 45 days")
+        overdue.add_metric([], figures.requests_overdue)
+        dnc = GaugeMetricFamily(
+            "vpx_dnc_data_age_days",
+            "Days since the Do-Not-Call registry version held of an area code",
+            labels=["area_code"],
+        )
+        for area_code, days in sorted(figures.dnc_age_days.items()):
+            dnc.add_metric([area_code], days)
+        yield from (deadline, undecided, pulled, access, requests, overdue, dnc)
+
+
+_COMPLIANCE_COLLECTOR = _ComplianceCollector()
+REGISTRY.register(_COMPLIANCE_COLLECTOR)
+
+
 def render() -> tuple[bytes, str]:
     """The exposition text of this process, or of every process in multiprocess mode."""
     if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
@@ -145,5 +203,6 @@ def render() -> tuple[bytes, str]:
         multiprocess.MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         registry.register(_SOURCE_COLLECTOR)
         registry.register(_SEARCH_INDEX_COLLECTOR)
+        registry.register(_COMPLIANCE_COLLECTOR)
         return generate_latest(registry), CONTENT_TYPE_LATEST
     return generate_latest(), CONTENT_TYPE_LATEST

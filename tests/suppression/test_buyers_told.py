@@ -194,10 +194,10 @@ async def test_a_message_waiting_for_a_retry_is_dropped_with_its_enrollment(
 
 
 @pytest.fixture
-async def app_everywhere(database_url: str, clock: FixedClock) -> AsyncIterator[FastAPI]:
-    """An app whose unsubscribes apply to every account."""
+async def app_per_account(database_url: str, clock: FixedClock) -> AsyncIterator[FastAPI]:
+    """An app whose unsubscribes apply to the sending account only (VPX_UNSUBSCRIBE_SUPPRESSES=account)."""
     application = create_app(
-        webhook_settings(database_url, mailbox_allow_private=True, unsubscribe_suppresses="all"), clock=clock
+        webhook_settings(database_url, mailbox_allow_private=True, unsubscribe_suppresses="account"), clock=clock
     )
     await wipe(application.state.database)
     yield application
@@ -229,36 +229,38 @@ async def _two_buyers_enrolled(
     return first, second, sequences, contact
 
 
-async def test_an_unsubscribe_stays_with_its_account_by_default(
-    client: httpx.AsyncClient, factory: Factory, app: FastAPI, receiver: Receiver, smtp_sink: SmtpSink
+async def test_an_unsubscribe_stays_with_its_account_when_the_operator_says_so(
+    app_per_account: FastAPI, receiver: Receiver, smtp_sink: SmtpSink, clock: FixedClock
 ) -> None:
-    assert app.state.settings.unsubscribe_suppresses == "account"
-    first, second, sequences, contact = await _two_buyers_enrolled(client, factory, receiver, smtp_sink, app)
-    await _unsubscribe(client, smtp_sink, "first@seller.example")
-    assert (await enrollment_states(client, first, sequences[first.id]))[contact] == ("unsubscribed", "unsubscribed")
-    assert (await enrollment_states(client, second, sequences[second.id]))[contact] == ("active", None)
-    assert await deliver_round(app) == 0
-    assert (await feed(client, second))["suppressions"] == []
-
-
-async def test_an_unsubscribe_reaches_every_buyer_when_the_operator_says_so(
-    app_everywhere: FastAPI, receiver: Receiver, smtp_sink: SmtpSink, clock: FixedClock
-) -> None:
-    app = app_everywhere
+    app = app_per_account
     factory = Factory(app, clock)
     async with asgi_client(app) as client:
         first, second, sequences, contact = await _two_buyers_enrolled(client, factory, receiver, smtp_sink, app)
         await _unsubscribe(client, smtp_sink, "first@seller.example")
         first_states = await enrollment_states(client, first, sequences[first.id])
         assert first_states[contact] == ("unsubscribed", "unsubscribed")
-        assert (await enrollment_states(client, second, sequences[second.id]))[contact] == ("stopped", "suppressed")
-        assert await deliver_round(app) == 2
-        for name, account in (("first", first), ("second", second)):
-            [event] = events_at(receiver, f"/{name}")
-            assert event["data"]["contact_id"] == contact and event["data"]["reason"] == "unsubscribed"
-            assert [i["reason"] for i in (await feed(client, account))["suppressions"]] == ["unsubscribed"]
-            assert b"account" not in receiver.received(f"/{name}")[0].body  # the entry's note stays home
-        # The address is on the list now: no account reveals or enrolls it again.
-        third = await factory.account(credits=10)
-        refused = await client.post(f"/api/v1/contacts/{contact}/reveal", headers=third.headers())
-        assert refused.status_code == 451
+        assert (await enrollment_states(client, second, sequences[second.id]))[contact] == ("active", None)
+        assert await deliver_round(app) == 0
+        assert (await feed(client, second))["suppressions"] == []
+
+
+async def test_an_unsubscribe_reaches_every_buyer_by_default(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory, receiver: Receiver, smtp_sink: SmtpSink
+) -> None:
+    # CAN-SPAM: an address that opted out is never sold again (VPX_UNSUBSCRIBE_SUPPRESSES=all by default).
+    assert app.state.settings.unsubscribe_suppresses == "all"
+    first, second, sequences, contact = await _two_buyers_enrolled(client, factory, receiver, smtp_sink, app)
+    await _unsubscribe(client, smtp_sink, "first@seller.example")
+    first_states = await enrollment_states(client, first, sequences[first.id])
+    assert first_states[contact] == ("unsubscribed", "unsubscribed")
+    assert (await enrollment_states(client, second, sequences[second.id]))[contact] == ("stopped", "suppressed")
+    assert await deliver_round(app) == 2
+    for name, account in (("first", first), ("second", second)):
+        [event] = events_at(receiver, f"/{name}")
+        assert event["data"]["contact_id"] == contact and event["data"]["reason"] == "unsubscribed"
+        assert [i["reason"] for i in (await feed(client, account))["suppressions"]] == ["unsubscribed"]
+        assert b"account" not in receiver.received(f"/{name}")[0].body  # the entry's note stays home
+    # The address is on the list now: no account reveals or enrolls it again.
+    third = await factory.account(credits=10)
+    refused = await client.post(f"/api/v1/contacts/{contact}/reveal", headers=third.headers())
+    assert refused.status_code == 451

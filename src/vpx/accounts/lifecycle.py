@@ -40,6 +40,7 @@ from vpx.models import (
     WebhookDelivery,
     WebhookEndpoint,
 )
+from vpx.sequences import links
 
 Status = Literal["active", "suspended", "deleted"]
 STATUSES: tuple[Status, ...] = ("active", "suspended", "deleted")
@@ -214,7 +215,9 @@ async def delete_account(session: AsyncSession, *, account_id: str, actor: str, 
     )
     await session.execute(delete(WebhookEndpoint).where(WebhookEndpoint.account_id == account_id))
     await session.execute(delete(EnrichmentKey).where(EnrichmentKey.account_id == account_id))
-    # Mailboxes with their sealed passwords; their sequences, enrollments and messages go with them.
+    # Mailboxes with their sealed passwords; their sequences, enrollments and messages go with them
+    # (the unsubscribe links of the emails sent are kept 31 days, vpx.sequences.links).
+    await links.retire(session, Mailbox.account_id == account_id, now=now)
     await session.execute(delete(Mailbox).where(Mailbox.account_id == account_id))
     await session.execute(delete(VisitorSite).where(VisitorSite.account_id == account_id))
     rules = select(AutoBuyRule.id).where(AutoBuyRule.account_id == account_id)

@@ -18,6 +18,7 @@ from sqlalchemy import select, tuple_
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.autobuy import service as rule_service
+from vpx.compliance.dnc import service as dnc_service
 from vpx.contacts import service as contact_service
 from vpx.errors import InsufficientCredits, NotFound, Suppressed
 from vpx.models import Account, AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey, Contact
@@ -134,6 +135,10 @@ async def _buy(session: AsyncSession, rule: AutoBuyRule, signal: SignalRecord, c
     contact = await session.get(Contact, signal.contact_id, populate_existing=True)
     if contact is None:
         return
+    if rule.exclude_dnc and contact.phone:
+        states = await dnc_service.lookup(session, [contact.phone], today=now.date())
+        if not dnc_service.callable_phone(states[contact.phone]):
+            return  # the rule leaves out phones that may not be called
     price = contact_service.reveal_price(contact, settings)
     remaining = rule_service.budget_remaining(rule)
     if remaining is not None and price > remaining:

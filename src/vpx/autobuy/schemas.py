@@ -6,7 +6,16 @@ from datetime import datetime
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    WithJsonSchema,
+    field_validator,
+)
 
 from vpx.fields import JsonInt, SingleLine, StateCode, TrimmedModel, Vertical
 from vpx.money import Credits, quantize
@@ -44,6 +53,11 @@ States = Annotated[list[StateCode], Field(min_length=1, max_length=60)]
 Categories = Annotated[list[Category], Field(min_length=1)]
 IntentLevels = Annotated[list[IntentLevel], Field(min_length=1)]
 RuleName = Annotated[SingleLine, Field(max_length=200)]
+EXCLUDE_DNC = (
+    "Skip contacts whose phone may not be called for marketing: listed on the national Do-Not-Call registry, on "
+    "a person's own do-not-call request, or not checked against registry data at most 31 days old. Contacts "
+    "without a phone are bought as usual."
+)
 
 
 def _distinct(values: list[str] | None) -> list[str] | None:
@@ -72,6 +86,7 @@ class RuleCreate(RuleFields):
         description="Total credits the rule may spend; absent: only the balance limits it.",
     )
     daily_cap: DailyCap | None = Field(default=None, description="Contacts bought per UTC day; absent: no cap.")
+    exclude_dnc: StrictBool = Field(default=False, description=EXCLUDE_DNC)
 
 
 class RuleUpdate(RuleFields):
@@ -86,6 +101,7 @@ class RuleUpdate(RuleFields):
     intent_levels: IntentLevels | None = None
     budget_credits: Budget | None = None
     daily_cap: DailyCap | None = None
+    exclude_dnc: StrictBool | None = Field(default=None, description=EXCLUDE_DNC)
 
 
 class RuleView(BaseModel):
@@ -98,6 +114,7 @@ class RuleView(BaseModel):
     intent_levels: list[str] | None
     budget_credits: Credits | None
     daily_cap: int | None
+    exclude_dnc: bool = Field(default=False, description=EXCLUDE_DNC)
     status: Literal["active", "paused"]
     paused_reason: str | None = Field(description="Why the rule is paused: by the account, or its budget is spent.")
     spent_today: Credits = Field(description="Credits spent this UTC day.")

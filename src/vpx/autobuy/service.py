@@ -71,6 +71,7 @@ def view(rule: AutoBuyRule, *, now: datetime) -> RuleView:
         intent_levels=list(rule.intent_levels) or None,
         budget_credits=rule.budget_credits,
         daily_cap=rule.daily_cap,
+        exclude_dnc=rule.exclude_dnc,
         status="active" if rule.status == "active" else "paused",
         paused_reason=rule.paused_reason,
         spent_today=rule.spent_today if current else Decimal(0),
@@ -114,6 +115,7 @@ async def create_rule(session: AsyncSession, *, account_id: str, body: RuleCreat
         intent_levels=list(body.intent_levels or []),
         budget_credits=body.budget_credits,
         daily_cap=body.daily_cap,
+        exclude_dnc=body.exclude_dnc,
         status="active",
         paused_reason=None,
         spent_total=Decimal(0),
@@ -194,6 +196,8 @@ async def update_rule(
         rule.budget_credits = body.budget_credits
     if "daily_cap" in changes:
         rule.daily_cap = changes["daily_cap"]
+    if changes.get("exclude_dnc") is not None:
+        rule.exclude_dnc = changes["exclude_dnc"]
     if rule.status == "active" and budget_spent(rule, settings):
         pause_for_budget(rule, settings)
     rule.updated_at = now

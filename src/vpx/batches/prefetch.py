@@ -19,13 +19,15 @@ from typing import Any
 from sqlalchemy import and_, insert, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.compliance.dnc import service as dnc_service
 from vpx.config import Settings
-from vpx.contacts.schemas import SourceRef
+from vpx.contacts.schemas import PhoneDnc, SourceRef
 from vpx.credits import service as credit_service
 from vpx.errors import InsufficientCredits
-from vpx.ids import parse_number_id, public_number_id
+from vpx.ids import parse_number_id
 from vpx.models import Account, Contact, ContactSource, LedgerEntry, Reveal, Suppression, WebhookEndpoint
 from vpx.money import credits_header
+from vpx.suppression import service as suppression_service
 from vpx.webhooks import events
 
 
@@ -74,6 +76,8 @@ class RevealPrefetch:
     sources: dict[int, list[SourceRef]]
     revealed_subscribed: bool
     balance: HeldBalance
+    # The phones' do-not-call states (vpx.compliance.dnc), read once for the batch.
+    phone_dnc: dict[str, PhoneDnc] = field(default_factory=dict)
     new_reveals: list[Reveal] = field(default_factory=list)
 
     def record_reveal(self, reveal: Reveal) -> None:
@@ -135,6 +139,7 @@ async def prefetch_for_reveal(
         sources=await _sources(session, list(contacts)),
         revealed_subscribed=await _subscribed(session, account_id, events.CONTACT_REVEALED),
         balance=HeldBalance(account_id=account_id, free=balance.free, paid=balance.paid, now=now),
+        phone_dnc=await dnc_service.lookup(session, [c.phone for c in contacts.values()], today=now.date()),
     )
 
 
@@ -143,14 +148,11 @@ async def _suppressions(session: AsyncSession, contacts: list[Contact]) -> dict[
         return {}
     by_value: dict[tuple[str, str], list[int]] = defaultdict(list)
     for contact in contacts:
-        by_value[("contact", public_number_id("ct", contact.id))].append(contact.id)
-        if contact.phone:
-            by_value[("phone", contact.phone)].append(contact.id)
-        if contact.email:
-            by_value[("email", contact.email.lower())].append(contact.id)
+        for pair in suppression_service.covering_values(contact):
+            by_value[pair].append(contact.id)
     conditions = [
         and_(Suppression.kind == kind, Suppression.value.in_([v for k, v in by_value if k == kind]))
-        for kind in ("contact", "phone", "email")
+        for kind in suppression_service.COVERING_KINDS
         if any(k == kind for k, _ in by_value)
     ]
     found: dict[int, Suppression] = {}

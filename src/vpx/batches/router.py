@@ -50,7 +50,8 @@ async def batch_reveal(
     """1–100 ids (duplicates collapsed), each under every reveal rule: the suppression check, the
     contact's price, nothing charged for a contact this account revealed before; only revealed items are
     charged, and an item the remaining credits cannot pay for is `insufficient_credits` while the others
-    go on. Accepts `Idempotency-Key`: a repeat with the same key and body within 24 hours returns the
+    go on. With `exclude_dnc`, contacts whose phone may not be called are left out (`do_not_call`, not
+    charged). Accepts `Idempotency-Key`: a repeat with the same key and body within 24 hours returns the
     first response and charges nothing more."""
 
     async def handler() -> Response:
@@ -60,6 +61,7 @@ async def batch_reveal(
                 account_id=caller.account_id,
                 contact_ids=body.contact_ids,
                 webhook_url=body.webhook_url,
+                exclude_dnc=body.exclude_dnc,
                 now=now,
                 settings=settings,
                 resolver=request.app.state.webhook_resolver,
@@ -76,7 +78,12 @@ async def batch_reveal(
                 accepted.model_dump(mode="json"), status_code=202, headers={"Location": accepted.status_url}
             )
         batch, results = await batch_service.reveal_batch_now(
-            session, account_id=caller.account_id, contact_ids=body.contact_ids, now=now, settings=settings
+            session,
+            account_id=caller.account_id,
+            contact_ids=body.contact_ids,
+            now=now,
+            settings=settings,
+            exclude_dnc=body.exclude_dnc,
         )
         balance = await credit_service.get_balance(session, account_id=caller.account_id)
         charged = sum((r.credits_charged for r in results), Decimal(0))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints
 
 from vpx.contacts.schemas import RevealedContact
 from vpx.fields import TrimmedModel
@@ -13,7 +13,8 @@ from vpx.money import Credits
 
 MAX_IDS = 100
 MAX_ID_LENGTH = 40
-ItemStatus = Literal["revealed", "already_revealed", "not_found", "suppressed", "insufficient_credits"]
+# do_not_call only for a batch that asked to leave out phones that may not be called.
+ItemStatus = Literal["revealed", "already_revealed", "not_found", "suppressed", "insufficient_credits", "do_not_call"]
 
 
 # The document's maxLength holds for each id as sent, the spaces trimmed around it included (TrimmedModel).
@@ -31,6 +32,12 @@ class BatchRevealRequest(TrimmedModel):
         max_length=2048,
         description="When given: a 202 at once, each result POSTed here as it completes (`contact.revealed`), "
         "then `batch_reveal.completed`. https, public address.",
+    )
+    exclude_dnc: StrictBool = Field(
+        default=False,
+        description="Leave out, uncharged, contacts whose phone may not be called for marketing: listed on the "
+        "national Do-Not-Call registry, on a person's own do-not-call request, or not checked against registry data "
+        "at most 31 days old (see `phone_dnc`). Their status is `do_not_call`. Contacts without a phone are kept.",
     )
 
 
@@ -69,7 +76,9 @@ class BatchRevealAccepted(BaseModel):
 
 class BatchProgressItem(BaseModel):
     contact_id: str
-    status: Literal["pending", "revealed", "already_revealed", "not_found", "suppressed", "insufficient_credits"]
+    status: Literal[
+        "pending", "revealed", "already_revealed", "not_found", "suppressed", "insufficient_credits", "do_not_call"
+    ]
     credits_charged: Credits
 
 

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.batches.prefetch import RevealPrefetch, prefetch_for_reveal
 from vpx.clock import Clock
+from vpx.compliance.dnc import service as dnc_service
 from vpx.config import Settings
 from vpx.contacts import service as contact_service
 from vpx.contacts.schemas import RevealedContact
@@ -57,6 +58,28 @@ def distinct_ids(contact_ids: list[str]) -> list[str]:
     return list(dict.fromkeys(contact_ids))
 
 
+async def _not_callable(
+    session: AsyncSession, contact_id: str, *, now: datetime, prefetch: RevealPrefetch | None
+) -> bool:
+    """Whether a batch leaving out do-not-call phones leaves this contact out: one the reveal would
+    sell (found, active, on no suppression entry) whose phone may not be called. Any other contact
+    goes on to the reveal, which answers for it (not found, suppressed)."""
+    number = parse_number_id("ct", contact_id)
+    if number is None:
+        return False
+    if prefetch is not None:
+        contact = prefetch.contacts.get(number)
+        if contact is None or contact.status != "active" or number in prefetch.suppressions:
+            return False
+        states = prefetch.phone_dnc
+    else:
+        contact = await session.get(Contact, number)
+        if contact is None or contact.status != "active" or contact.suppressed:
+            return False
+        states = await dnc_service.lookup(session, [contact.phone], today=now.date())
+    return not dnc_service.callable_phone(states.get(contact.phone) if contact.phone else None)
+
+
 async def reveal_one(
     session: AsyncSession,
     *,
@@ -67,10 +90,14 @@ async def reveal_one(
     batch_id: str,
     accounts_locked: bool,
     prefetch: RevealPrefetch | None = None,
+    exclude_dnc: bool = False,
 ) -> ItemResult:
     """One item under every reveal rule. A refusal changes nothing but its suppression audit entry:
     with the account rows locked (or a prefetch) ``reveal_contact`` writes nothing before it can
-    refuse; otherwise the item runs in a savepoint."""
+    refuse; otherwise the item runs in a savepoint. ``exclude_dnc``: a contact whose phone may not be
+    called is left out (``do_not_call``), charged nothing."""
+    if exclude_dnc and await _not_callable(session, contact_id, now=now, prefetch=prefetch):
+        return ItemResult(contact_id, "do_not_call", ZERO, None, None)
     if accounts_locked or prefetch is not None:
         try:
             outcome = await contact_service.reveal_contact(
@@ -127,12 +154,20 @@ async def _publishers(session: AsyncSession, contact_ids: list[str]) -> list[str
 
 
 def _new_batch(
-    account_id: str, ids: list[str], *, status: str, now: datetime, webhook_url: str | None, secret_sealed: str | None
+    account_id: str,
+    ids: list[str],
+    *,
+    status: str,
+    now: datetime,
+    webhook_url: str | None,
+    secret_sealed: str | None,
+    exclude_dnc: bool = False,
 ) -> BatchReveal:
     return BatchReveal(
         id=new_id("brv"),
         account_id=account_id,
         status=status,
+        exclude_dnc=exclude_dnc,
         webhook_url=webhook_url,
         webhook_secret_sealed=secret_sealed,
         total=len(ids),
@@ -142,7 +177,13 @@ def _new_batch(
 
 
 async def reveal_batch_now(
-    session: AsyncSession, *, account_id: str, contact_ids: list[str], now: datetime, settings: Settings
+    session: AsyncSession,
+    *,
+    account_id: str,
+    contact_ids: list[str],
+    now: datetime,
+    settings: Settings,
+    exclude_dnc: bool = False,
 ) -> tuple[BatchReveal, list[ItemResult]]:
     """Reveals every distinct id in the request's transaction; one result per id, in order."""
     ids = distinct_ids(contact_ids)
@@ -150,7 +191,9 @@ async def reveal_batch_now(
     # (D17: no deadlock with another batch or reveal that needs the same rows).
     await contact_service.lock_accounts(session, [account_id, *await _publishers(session, ids)])
     prefetch = await prefetch_for_reveal(session, account_id=account_id, contact_ids=ids, now=now, settings=settings)
-    batch = _new_batch(account_id, ids, status="completed", now=now, webhook_url=None, secret_sealed=None)
+    batch = _new_batch(
+        account_id, ids, status="completed", now=now, webhook_url=None, secret_sealed=None, exclude_dnc=exclude_dnc
+    )
     session.add(batch)
     results = []
     # The reveal and ledger rows wait and go in together at the end: nothing in the loop reads them
@@ -167,6 +210,7 @@ async def reveal_batch_now(
                     batch_id=batch.id,
                     accounts_locked=True,
                     prefetch=prefetch,
+                    exclude_dnc=exclude_dnc,
                 )
             )
     await session.flush()
@@ -219,13 +263,22 @@ async def start_batch(
     settings: Settings,
     resolver: Resolver,
     box: SecretBox,
+    exclude_dnc: bool = False,
 ) -> tuple[BatchReveal, str]:
     """Records a batch for the worker; returns it and its webhook secret (shown once, kept sealed). The
     URL must pass the SSRF guard now (and again at delivery)."""
     url = await webhook_service.accepted_url(webhook_url, settings=settings, resolver=resolver, field="webhook_url")
     ids = distinct_ids(contact_ids)
     secret = signing.new_secret()
-    batch = _new_batch(account_id, ids, status="processing", now=now, webhook_url=url, secret_sealed=box.seal(secret))
+    batch = _new_batch(
+        account_id,
+        ids,
+        status="processing",
+        now=now,
+        webhook_url=url,
+        secret_sealed=box.seal(secret),
+        exclude_dnc=exclude_dnc,
+    )
     session.add(batch)
     session.add_all(
         BatchRevealItem(batch_id=batch.id, position=p, contact_id=c, status="pending", credits_charged=ZERO)
@@ -320,6 +373,7 @@ async def _next_item(session: AsyncSession, *, batch_id: str, now: datetime, set
             settings=settings,
             batch_id=batch_id,
             accounts_locked=False,
+            exclude_dnc=batch.exclude_dnc,
         )
     except ProblemError as exc:  # any other refusal is this item's result, never the batch's end
         log.warning("batch item refused", extra={"batch_id": batch_id, "error": exc.detail})

@@ -17,7 +17,10 @@ from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
 from vpx.auth.keys import KeyType
 from vpx.cli import accounts as accounts_cli
+from vpx.cli import dnc as dnc_cli
+from vpx.cli import drop as drop_cli
 from vpx.cli import mcp as mcp_cli
+from vpx.cli import privacy as privacy_cli
 from vpx.cli import quality as quality_cli
 from vpx.cli import registries as registries_cli
 from vpx.cli import search as search_cli
@@ -29,6 +32,7 @@ from vpx.cli.output import JsonOption, emit, fail, run_with_database
 from vpx.cli.words import PlainWordsGroup
 from vpx.cli.worker import worker
 from vpx.clock import Clock
+from vpx.compliance import audit
 from vpx.config import Settings, get_settings
 from vpx.contacts.search import backend_for
 from vpx.credits import service as credit_service
@@ -64,6 +68,9 @@ app.add_typer(suppress_app, name="suppress")
 app.command("worker")(worker)
 accounts_cli.register(accounts_app)
 mcp_cli.register(app)
+dnc_cli.register(app)
+drop_cli.register(app)
+privacy_cli.register(app)
 quality_cli.register(app)
 search_cli.register(app)
 registries_cli.register(app)
@@ -488,7 +495,13 @@ def credits_grant(
 
 @suppress_app.command("add")
 def suppress_add(
-    reason: Annotated[SuppressionReason, typer.Option(help="fcra, opt_out or do_not_contact.")],
+    reason: Annotated[
+        SuppressionReason,
+        typer.Option(
+            help="fcra, opt_out, do_not_contact, or do_not_call (with --phone: the person asked not to be called; "
+            "the phone is flagged for every buyer and the contact stays on sale)."
+        ),
+    ],
     contact: Annotated[str | None, typer.Option(help="Contact id (ct_…).")] = None,
     phone: Annotated[str | None, typer.Option(help="Phone number, E.164.")] = None,
     email: Annotated[str | None, typer.Option(help="Email address.")] = None,
@@ -500,17 +513,32 @@ def suppress_add(
     if len(given) != 1:
         fail("give exactly one of --contact, --phone or --email", as_json=as_json, code="invalid_parameters")
     kind, value = given[0]
+    if reason is SuppressionReason.do_not_call:
+        if kind != "phone":
+            fail("do_not_call takes --phone: it is the phone channel only", as_json=as_json, code="invalid_parameters")
+        kind = "do_not_call"
 
     async def work(database: Database, settings: Settings) -> dict[str, object]:
         async with database.write_sessions() as session, session.begin():
+            now = Clock().now()
             entry, created = await suppression_service.add_suppression(
                 session,
                 kind=SuppressionKind(kind),
                 value=value,
                 reason=reason,
                 note=note,
-                now=Clock().now(),
+                now=now,
             )
+            if created:
+                await audit.record(
+                    session,
+                    kind="suppression.added",
+                    subject=f"sup_{entry.id}",
+                    now=now,
+                    kind_of=entry.kind,
+                    reason=entry.reason,
+                    actor=accounts_cli.cli_actor(),
+                )
             return {
                 "id": f"sup_{entry.id}",
                 "kind": entry.kind,
@@ -528,6 +556,7 @@ def status(as_json: bool = JsonOption) -> None:
     """Workers and their last heartbeat, what waits for them and for how long: the same as /readyz;
     and each source's freshness (stale: older than twice its interval).
     Exits 1 when work waits and no worker is alive."""
+    from vpx.compliance.overview import overview
     from vpx.contacts.search import checks as search_checks
     from vpx.sources import service as source_service
     from vpx.worker import status as worker_status
@@ -538,7 +567,8 @@ def status(as_json: bool = JsonOption) -> None:
             found = await worker_status.report(session, now)
             sources = [source_service.freshness(s, now) for s in await source_service.list_sources(session)]
             index = await search_checks.status(session)
-            return {**found, "sources": sources, "search_index": index}
+            compliance = await overview(session, settings, now=now)
+            return {**found, "sources": sources, "search_index": index, "compliance": compliance}
 
     found = run_with_database(work, as_json=as_json)
     if as_json:
@@ -561,6 +591,12 @@ def status(as_json: bool = JsonOption) -> None:
         summary["search changes waiting"] = index["waiting_changes"]
         summary["search index checked"] = checked.get("checked_at", "never")
         summary["search index wrong terms"] = checked.get("mismatched_terms", "")
+        compliance = found["compliance"]
+        assert isinstance(compliance, dict)
+        batch = compliance["drop"]["open_batch"]
+        summary["DROP next deadline"] = compliance["drop"]["next_deadline"] or ""
+        summary["DROP open batch"] = f"{batch['decided']} of {batch['items']} decided" if batch else ""
+        summary["privacy requests open"] = compliance["privacy_requests"]["open"]
         emit(summary, as_json=False, title="status")
         columns = (
             ("worker_id", "worker"),

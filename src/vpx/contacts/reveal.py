@@ -30,15 +30,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from vpx import metrics
 from vpx.clock import month_key
+from vpx.compliance.dnc import service as dnc_service
 from vpx.config import Settings
 from vpx.contacts import pricing
-from vpx.contacts.schemas import Address, License, RevealedContact, SourceRef
+from vpx.contacts.schemas import Address, License, PhoneDnc, RevealedContact, SourceRef
 from vpx.credits import service as credit_service
 from vpx.db import Database, UtcDateTime
 from vpx.deliverability import checks as email_checks
 from vpx.errors import NotFound, Suppressed
 from vpx.ids import parse_number_id, public_number_id
-from vpx.models import Account, Contact, ContactSource, Reveal, Suppression, WebhookEndpoint
+from vpx.models import Account, Contact, ContactSource, DncAreaCode, Reveal, Suppression, WebhookEndpoint
 from vpx.money import QUANTUM, CreditsType
 from vpx.suppression import service as suppression_service
 from vpx.webhooks import events as webhook_events
@@ -50,6 +51,7 @@ _accounts: Table = Account.__table__  # type: ignore[assignment]
 _suppressions: Table = Suppression.__table__  # type: ignore[assignment]
 _endpoints: Table = WebhookEndpoint.__table__  # type: ignore[assignment]
 _sources: Table = ContactSource.__table__  # type: ignore[assignment]
+_area_codes: Table = DncAreaCode.__table__  # type: ignore[assignment]
 
 _CONTACT_COLUMNS = [
     _contacts.c[name]
@@ -76,6 +78,7 @@ _CONTACT_COLUMNS = [
         "intent_level",
         "publisher_account_id",
         "bad_fields",
+        "phone_dnc",
     )
 ]
 
@@ -84,7 +87,8 @@ _EARLIER_REVEAL = (
     .where(_reveals.c.account_id == bindparam("account_id"), _reveals.c.contact_id == _contacts.c.id)
     .scalar_subquery()
 )
-# D15: by the contact's id, its phone, or its email (stored lower-cased; see _suppression_of).
+# D15: by the contact's id, its phone, or its email (stored lower-cased; see _suppression_of), or
+# DROP's hash of either (vpx.compliance).
 _SUPPRESSION = (
     select(_suppressions.c.id)
     .where(
@@ -92,10 +96,18 @@ _SUPPRESSION = (
             and_(_suppressions.c.kind == "contact", _suppressions.c.value == bindparam("public_id")),
             and_(_suppressions.c.kind == "phone", _suppressions.c.value == _contacts.c.phone),
             and_(_suppressions.c.kind == "email", _suppressions.c.value == func.lower(_contacts.c.email)),
+            and_(_suppressions.c.kind == "email_hash", _suppressions.c.value == _contacts.c.email_hash),
+            and_(_suppressions.c.kind == "phone_hash", _suppressions.c.value == _contacts.c.phone_hash),
         )
     )
     .order_by(_suppressions.c.id)
     .limit(1)
+    .scalar_subquery()
+)
+# The registry version held for the phone's area code (its state is contacts.phone_dnc).
+_DNC_VERSION = (
+    select(_area_codes.c.version_date)
+    .where(_area_codes.c.area_code == func.substr(_contacts.c.phone, 3, 3))
     .scalar_subquery()
 )
 _HAS_ENDPOINT = exists().where(_endpoints.c.account_id == bindparam("account_id"), _endpoints.c.status == "active")
@@ -109,6 +121,7 @@ _SNAPSHOT = (
         _EARLIER_REVEAL.label("revealed_at"),
         _SUPPRESSION.label("suppression_id"),
         _HAS_ENDPOINT.label("has_endpoint"),
+        _DNC_VERSION.label("dnc_version"),
         _sources.c.registry,
         _sources.c.record_id,
         _sources.c.file_date,
@@ -194,23 +207,32 @@ def revenue_share(price: Decimal, settings: Settings) -> Decimal:
 
 
 def revealed_record(
-    row: Any, sources: list[SourceRef], *, revealed_at: datetime, charged: Decimal, remaining: Decimal
+    row: Any,
+    sources: list[SourceRef],
+    *,
+    revealed_at: datetime,
+    charged: Decimal,
+    remaining: Decimal,
+    phone_dnc: PhoneDnc | None = None,
 ) -> RevealedContact:
     """D14's full record, from a row with the contact's columns (a ``Contact`` or a row of them). A
-    value found bad is not shown (``bad_fields`` names it): nobody is sold it again."""
+    value found bad is not shown (``bad_fields`` names it): nobody is sold it again. ``phone_dnc``:
+    the phone's do-not-call state (vpx.compliance.dnc), shown with the phone."""
     bad = int(row.bad_fields or 0) & pricing.fields_present(row)
 
     def shown(name: str, value: str | None) -> str | None:
         return None if bad & pricing.FIELD_BITS[name] else value
 
     street = shown("address", row.street)
+    phone = shown("phone", row.phone)
     return RevealedContact(
         id=public_number_id("ct", row.id),
         business_name=row.business_name,
         city=row.city,
         state=row.state,
         industry=row.industry,
-        phone=shown("phone", row.phone),
+        phone=phone,
+        phone_dnc=phone_dnc if phone is not None else None,
         email=shown("email", row.email),
         **email_checks.revealed_fields(row),
         website=shown("website", row.website),
@@ -243,6 +265,16 @@ async def _suppression_of(connection: AsyncConnection, row: Any) -> Any:
         else and_(_suppressions.c.kind == "email", _suppressions.c.value == email.lower())
     )
     return (await connection.execute(select(_suppressions.c.id, _suppressions.c.reason).where(condition))).one_or_none()
+
+
+async def _phone_dnc_of(session: AsyncSession, row: Any, now: datetime) -> PhoneDnc | None:
+    """The phone's do-not-call state from the snapshot (its contacts.phone_dnc and its area code's
+    version); a phone the person asked not to be called on has the registry read apart (rare)."""
+    if not row.phone:
+        return None
+    if row.phone_dnc == "requested":
+        return (await dnc_service.lookup(session, [row.phone], today=now.date()))[row.phone]
+    return dnc_service.from_column(row.phone_dnc, row.dnc_version, today=now.date())
 
 
 @dataclass(frozen=True)
@@ -303,6 +335,7 @@ async def reveal_one(
         for r in rows
         if r.registry is not None
     ]
+    dnc = await _phone_dnc_of(session, row, now)
 
     revealed_at = row.revealed_at
     if revealed_at is None:
@@ -339,10 +372,12 @@ async def reveal_one(
             if charged is not None:
                 remaining = charged.free_credits + charged.paid_credits
                 metrics.observe_reveal("revealed", price)
-                record = revealed_record(row, sources, revealed_at=now, charged=price, remaining=remaining)
+                record = revealed_record(
+                    row, sources, revealed_at=now, charged=price, remaining=remaining, phone_dnc=dnc
+                )
                 return RevealOutcome(record, price, remaining, already_revealed=False)
         if revealed_at is None:
-            revealed = await _charge_in_transaction(session, row, sources, charge, publisher, settings)
+            revealed = await _charge_in_transaction(session, row, sources, charge, publisher, settings, dnc)
             if revealed is not None:
                 return revealed
             revealed_at = await _earlier_reveal(session, account_id, number)
@@ -354,7 +389,9 @@ async def reveal_one(
             await credit_service.refresh_free_credits(session, account_id=account_id, now=now, settings=settings)
         ).total
     metrics.observe_reveal("already_revealed", Decimal(0))
-    record = revealed_record(row, sources, revealed_at=revealed_at, charged=Decimal(0), remaining=remaining)
+    record = revealed_record(
+        row, sources, revealed_at=revealed_at, charged=Decimal(0), remaining=remaining, phone_dnc=dnc
+    )
     return RevealOutcome(record, Decimal(0), remaining, already_revealed=True)
 
 
@@ -443,6 +480,7 @@ async def _charge_in_transaction(
     charge: dict[str, Any],
     publisher: str | None,
     settings: Settings,
+    dnc: PhoneDnc | None,
 ) -> RevealOutcome | None:
     """A new reveal in ``session``'s transaction: the reveal row, the debit and its ledger entry, the
     publisher's share, the outbox rows. None when a concurrent twin revealed it first (D10)."""
@@ -455,7 +493,7 @@ async def _charge_in_transaction(
     if inserted is None:
         return None
     balance = await charge_for(session, inserted, charge, settings)
-    record = revealed_record(row, sources, revealed_at=now, charged=price, remaining=balance.total)
+    record = revealed_record(row, sources, revealed_at=now, charged=price, remaining=balance.total, phone_dnc=dnc)
     await settle(
         session,
         account_id=account_id,

@@ -119,6 +119,23 @@ class SourceRef(BaseModel):
     file_date: date | None
 
 
+class PhoneDnc(BaseModel):
+    """What the Do-Not-Call data says of the phone shown: check it before calling for marketing."""
+
+    listed: bool | None = Field(
+        description="Whether the national Do-Not-Call registry lists the number; null when its area code's "
+        "registry data is not held or is older than 31 days (a call may only be screened against a version at "
+        "most 31 days old)."
+    )
+    registry_date: date | None = Field(
+        description="The registry version `listed` comes from (when its data was obtained); null with `listed`."
+    )
+    requested: bool = Field(
+        default=False,
+        description="The person asked not to be called on this number, whatever the registry says.",
+    )
+
+
 class SuppressionMark(BaseModel):
     reason: Literal["opt_out", "do_not_contact", "fcra", "unsubscribed"] = Field(
         description="Why, as a class: `opt_out` (the person asked), `do_not_contact`, `fcra` (a regulated record), "
@@ -135,6 +152,11 @@ class RevealedContact(BaseModel):
     industry: str
     preview: Literal[False] = False
     phone: str | None = Field(description="E.164.")
+    phone_dnc: PhoneDnc | None = Field(
+        default=None,
+        description="The phone's do-not-call state: whether the national registry lists it and which version says "
+        "so, and whether the person asked not to be called. Null without a phone.",
+    )
     email: str | None
     email_status: EmailStatus | None = Field(
         description="What is known of the email's deliverability (null without an email): `unknown` not checked "

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx import metrics
+from vpx.compliance.dnc import service as dnc_service
 from vpx.config import Settings
 from vpx.contacts import pricing, reveal
 from vpx.contacts.pricing import reveal_price as reveal_price
@@ -22,6 +23,7 @@ from vpx.contacts.reveal import revenue_share as revenue_share
 from vpx.contacts.schemas import (
     ContactPreview,
     Interpretation,
+    PhoneDnc,
     RevealedContact,
     SearchResult,
     SourceRef,
@@ -168,17 +170,25 @@ async def revealed_view(
     session: AsyncSession,
     contact: Contact,
     *,
+    now: datetime,
     revealed_at: datetime,
     charged: Decimal,
     remaining: Decimal,
     sources: list[SourceRef] | None = None,
+    phone_dnc: dict[str, PhoneDnc] | None = None,
 ) -> RevealedContact:
+    """The revealed record; ``phone_dnc``: the phones' do-not-call states when the caller read them
+    already (a batch), else the phone's is read here."""
+    states = (
+        phone_dnc if phone_dnc is not None else await dnc_service.lookup(session, [contact.phone], today=now.date())
+    )
     return reveal.revealed_record(
         contact,
         sources if sources is not None else await sources_of(session, contact.id),
         revealed_at=revealed_at,
         charged=charged,
         remaining=remaining,
+        phone_dnc=states.get(contact.phone) if contact.phone else None,
     )
 
 
@@ -301,10 +311,12 @@ async def reveal_contact(
         view = await revealed_view(
             session,
             contact,
+            now=now,
             revealed_at=now,
             charged=price,
             remaining=balance.total,
             sources=prefetch.sources.get(contact.id, []) if prefetch is not None else None,
+            phone_dnc=prefetch.phone_dnc if prefetch is not None else None,
         )
         await reveal.settle(
             session,
@@ -327,10 +339,12 @@ async def reveal_contact(
     view = await revealed_view(
         session,
         contact,
+        now=now,
         revealed_at=previous.created_at,
         charged=Decimal(0),
         remaining=balance.total,
         sources=prefetch.sources.get(contact.id, []) if prefetch is not None else None,
+        phone_dnc=prefetch.phone_dnc if prefetch is not None else None,
     )
     return RevealOutcome(contact=view, charged=Decimal(0), remaining=balance.total, already_revealed=True)
 
@@ -348,7 +362,7 @@ async def contact_for_account(
         return preview_of(contact, settings)
     balance = await credit_service.effective_balance(session, account_id=account_id, now=now, settings=settings)
     view = await revealed_view(
-        session, contact, revealed_at=previous.created_at, charged=Decimal(0), remaining=balance.total
+        session, contact, now=now, revealed_at=previous.created_at, charged=Decimal(0), remaining=balance.total
     )
     entry = await suppression_service.find_suppression(session, contact) if contact.suppressed else None
     if entry is not None:

@@ -79,6 +79,9 @@ _SELECTED = (
     Contact.email_status,
     Contact.bad_fields,
     Contact.suppressed,
+    # What the suppression marks match by hash (DROP's entries).
+    Contact.email_hash,
+    Contact.phone_hash,
 )
 
 

@@ -111,10 +111,11 @@ async def update_mailbox(
 
 
 @router.delete("/{mailbox_id}", status_code=204, responses=problem_responses(401, 403, 404, 422, 429))
-async def delete_mailbox(mailbox_id: MailboxId, caller: ManageCaller, session: WriteSession) -> Response:
-    """Deletes the mailbox with its sealed passwords, its sequences and their enrollments."""
+async def delete_mailbox(mailbox_id: MailboxId, caller: ManageCaller, session: WriteSession, now: Now) -> Response:
+    """Deletes the mailbox with its sealed passwords, its sequences and their enrollments; the
+    unsubscribe links of the emails already sent keep working for 31 days."""
     mailbox = await service.get_mailbox(session, account_id=caller.account_id, mailbox_id=mailbox_id, lock=True)
-    await service.delete_mailbox(session, mailbox)
+    await service.delete_mailbox(session, mailbox, now=now)
     return Response(status_code=204)
 
 

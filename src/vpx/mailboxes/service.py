@@ -27,6 +27,7 @@ from vpx.mailboxes.smtp import SmtpAccount, SmtpError
 from vpx.mailboxes.smtp import verify as smtp_verify
 from vpx.models import Mailbox, Sequence, SequenceMessage
 from vpx.secrets import SecretBox
+from vpx.sequences import links
 from vpx.webhooks.addresses import Resolver, checked_address
 
 log = logging.getLogger("vpx.mailboxes")
@@ -211,8 +212,10 @@ async def page_mailboxes(
     )
 
 
-async def delete_mailbox(session: AsyncSession, mailbox: Mailbox) -> None:
-    """Deletes the mailbox, its sealed passwords and its sequences (their enrollments stop)."""
+async def delete_mailbox(session: AsyncSession, mailbox: Mailbox, *, now: datetime) -> None:
+    """Deletes the mailbox, its sealed passwords and its sequences (their enrollments stop; their
+    unsubscribe links are kept 31 days, vpx.sequences.links)."""
+    await links.retire(session, Mailbox.id == mailbox.id, now=now)
     await session.delete(mailbox)
     await session.flush()
 

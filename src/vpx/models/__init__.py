@@ -3,6 +3,15 @@
 from vpx.models.accounts import Account, AccountAudit, ApiKey
 from vpx.models.autobuy import AutoBuyPurchase, AutoBuyRule, AutoBuyRuleKey
 from vpx.models.batches import BatchReveal, BatchRevealItem
+from vpx.models.compliance import (
+    ComplianceEvent,
+    DncAreaCode,
+    DncNumber,
+    DropBatch,
+    DropItem,
+    DropState,
+    PrivacyRequest,
+)
 from vpx.models.contacts import Contact, ContactSource, Reveal
 from vpx.models.credits import LedgerEntry
 from vpx.models.dashboard import AccountLogin, DashboardSession, PasswordReset
@@ -36,6 +45,7 @@ from vpx.models.sequences import (
     Sequence,
     SequenceMessage,
     SequenceVersion,
+    UnsubscribeLink,
 )
 from vpx.models.signals import Signal, SignalCounter
 from vpx.models.sources import DataSource
@@ -59,6 +69,7 @@ __all__ = [
     "BatchRevealItem",
     "Company",
     "CompanyTicker",
+    "ComplianceEvent",
     "Contact",
     "ContactReport",
     "ContactSource",
@@ -67,6 +78,11 @@ __all__ = [
     "DataRefund",
     "DataSource",
     "DecisionMaker",
+    "DncAreaCode",
+    "DncNumber",
+    "DropBatch",
+    "DropItem",
+    "DropState",
     "EmailDomain",
     "EnrichmentBatch",
     "EnrichmentBatchItem",
@@ -84,6 +100,7 @@ __all__ = [
     "OperatorSession",
     "PasswordReset",
     "PossibleDuplicate",
+    "PrivacyRequest",
     "RegistryRecord",
     "ReportAction",
     "Reveal",
@@ -102,6 +119,7 @@ __all__ = [
     "SuppressionNotice",
     "TaxonomyCode",
     "TopicActivity",
+    "UnsubscribeLink",
     "Visit",
     "VisitorAlert",
     "VisitorSite",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date, datetime
 from decimal import Decimal
 
-from sqlalchemy import JSON, Date, Float, ForeignKey, Index, Integer, String, UniqueConstraint
+from sqlalchemy import JSON, Boolean, Date, Float, ForeignKey, Index, Integer, String, UniqueConstraint, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vpx.db import Base, BigIntPK, UtcDateTime
@@ -29,6 +29,8 @@ class AutoBuyRule(Base):
     # None: no total budget / no daily cap (the balance still bounds spending).
     budget_credits: Mapped[Decimal | None] = mapped_column(CreditsType())
     daily_cap: Mapped[int | None] = mapped_column(Integer)
+    # Skip contacts whose phone may not be called (vpx.compliance.dnc.callable).
+    exclude_dnc: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     # active or paused; why it is paused (by the account, or by itself when the budget is spent).
     status: Mapped[str] = mapped_column(String(16), default="active")
     paused_reason: Mapped[str | None] = mapped_column(String(200))

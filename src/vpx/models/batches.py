@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import ForeignKey, Integer, String, Text
+from sqlalchemy import Boolean, ForeignKey, Integer, String, Text, text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from vpx.db import Base, BigIntPK, UtcDateTime
@@ -23,6 +23,8 @@ class BatchReveal(Base):
     # Signs this batch's deliveries to webhook_url (sealed by vpx.secrets); shown once, in the 202.
     webhook_secret_sealed: Mapped[str | None] = mapped_column(Text)
     total: Mapped[int] = mapped_column(Integer)
+    # Leave out contacts whose phone may not be called (vpx.compliance.dnc.callable).
+    exclude_dnc: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
     leased_until: Mapped[datetime | None] = mapped_column(UtcDateTime())
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
     completed_at: Mapped[datetime | None] = mapped_column(UtcDateTime())

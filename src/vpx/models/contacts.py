@@ -36,6 +36,20 @@ class Contact(Base):
             sqlite_where=text("email_domain IS NOT NULL"),
             postgresql_where=text("email_domain IS NOT NULL"),
         ),
+        # DROP's hashes of the email and the phone (vpx.compliance.hashing): a batch's work items are
+        # matched through them, and suppression entries by hash cover the contacts that have them.
+        Index(
+            "ix_contacts_email_hash",
+            "email_hash",
+            sqlite_where=text("email_hash IS NOT NULL"),
+            postgresql_where=text("email_hash IS NOT NULL"),
+        ),
+        Index(
+            "ix_contacts_phone_hash",
+            "phone_hash",
+            sqlite_where=text("phone_hash IS NOT NULL"),
+            postgresql_where=text("phone_hash IS NOT NULL"),
+        ),
         Index(
             "ix_contacts_email_waiting",
             "email_domain",
@@ -91,6 +105,14 @@ class Contact(Base):
     # search and previews, never revealed. Kept by a trigger when a contact is added or its phone or
     # email changes, and by vpx.suppression.service when an entry is added.
     suppressed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=text("false"))
+    # DROP's unsalted SHA-256/Base64 hashes of the email and the phone, and whether the phone may be
+    # called as far as the Do-Not-Call data knows: null without a phone, else unknown (its area code
+    # not imported, or its data older than 31 days), listed, clear, or requested (the person asked
+    # vpx not to be called). All three kept by a trigger whatever writes the contact; phone_dnc also
+    # by the DNC import and the worker when an area code's data ages out (vpx.compliance.dnc).
+    email_hash: Mapped[str | None] = mapped_column(String(44))
+    phone_hash: Mapped[str | None] = mapped_column(String(44))
+    phone_dnc: Mapped[str | None] = mapped_column(String(10))
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
     updated_at: Mapped[datetime] = mapped_column(UtcDateTime())
 

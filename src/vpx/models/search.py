@@ -53,6 +53,8 @@ class SearchChange(Base):
     state: Mapped[str | None] = mapped_column(String(2))
     # The email's status when the contact had an email (vpx.contacts.search.terms.email_term).
     email_status: Mapped[str | None] = mapped_column(String(16))
+    # The phone's Do-Not-Call state (contacts.phone_dnc) as it was: for the search's exclude_dnc term.
+    phone_dnc: Mapped[str | None] = mapped_column(String(10))
 
 
 class SearchState(Base):

@@ -151,6 +151,19 @@ class AccountUnsubscribe(Base):
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
 
 
+class UnsubscribeLink(Base):
+    """The unsubscribe link of an enrollment deleted with its sequence, mailbox or account, kept 31
+    days so that the emails already sent can still be opted out of (vpx.sequences.links)."""
+
+    __tablename__ = "unsubscribe_links"
+
+    digest: Mapped[str] = mapped_column(String(64), primary_key=True)
+    account_id: Mapped[str] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    email: Mapped[str] = mapped_column(String(320))
+    sender: Mapped[str] = mapped_column(String(320))
+    kept_until: Mapped[datetime] = mapped_column(UtcDateTime(), index=True)
+
+
 class InboundMessage(Base):
     """Inbound mail already read (by IMAP or the inbound endpoint), so that none counts twice."""
 

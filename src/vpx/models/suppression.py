@@ -17,10 +17,13 @@ class Suppression(Base):
     __table_args__ = (UniqueConstraint("kind", "value"), Index(None, "created_at"))
 
     id: Mapped[int] = mapped_column(BigIntPK, primary_key=True, autoincrement=True)
-    # contact (value = ct_…), phone (E.164) or email (lower case)
+    # contact (value = ct_…), phone (E.164) or email (lower case); email_hash or phone_hash (DROP's
+    # hash: covers every contact whose hash it is, now or imported later); do_not_call (E.164: the
+    # person's own request not to be called, which covers the phone channel only, not the contact).
     kind: Mapped[str] = mapped_column(String(16))
     value: Mapped[str] = mapped_column(String(320))
-    # fcra, opt_out or do_not_contact
+    # fcra, opt_out or do_not_contact; drop_deletion, drop_opt_out and deletion_request (consumers'
+    # requests, vpx.compliance); do_not_call; unsubscribed
     reason: Mapped[str] = mapped_column(String(32))
     note: Mapped[str] = mapped_column(String(500), default="")
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())

@@ -18,6 +18,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from fastapi.templating import Jinja2Templates
 
 from vpx.admin.auth import check_admin_token, client_budget
+from vpx.compliance.overview import overview as compliance_overview
 from vpx.dashboard.web import DashboardRoute
 from vpx.db import WriteSession
 from vpx.errors import ProblemError
@@ -101,6 +102,7 @@ async def operator_page(request: Request) -> Response:
     async with state.database.read_sessions() as session:
         found = await source_service.list_sources(session)
         quality = await quality_figures(session, now=now)
+        compliance = await compliance_overview(session, state.settings, now=now)
     sources = [source_service.freshness(source, now) for source in found]
     return _render(
         request,
@@ -112,6 +114,7 @@ async def operator_page(request: Request) -> Response:
             "now": now,
             "sources": sources,
             "quality": quality,
+            "compliance": compliance,
         },
     )
 

@@ -35,6 +35,7 @@ SEALED_COLUMNS: list[SealedColumn] = [
     SealedColumn("webhook_deliveries", "id", "secret_sealed"),
     SealedColumn("batch_reveals", "id", "webhook_secret_sealed"),
     SealedColumn("data_sources", "id", "options_sealed"),  # sources' secret options (an app token)
+    SealedColumn("drop_state", "id", "api_key_sealed"),  # VPX_DROP_API_KEY (vpx.compliance.drop)
     # Responses kept for idempotent repeats that show a secret are sealed whole (the rest are JSON).
     SealedColumn("idempotency_records", "id", "response_body", only=f"response_body LIKE '{SEALED_PREFIX}%'"),
 ]

@@ -92,11 +92,12 @@ async def update_sequence(
 
 
 @router.delete("/{sequence_id}", status_code=204, responses=problem_responses(401, 403, 404, 422, 429))
-async def delete_sequence(sequence_id: SequenceId, caller: ManageCaller, session: WriteSession) -> Response:
+async def delete_sequence(sequence_id: SequenceId, caller: ManageCaller, session: WriteSession, now: Now) -> Response:
     """Deletes the sequence with its versions, enrollments and the record of their messages; nothing
-    more is sent. The account's unsubscribes stay."""
+    more is sent. The account's unsubscribes stay, and the unsubscribe links of the emails already
+    sent keep working for 31 days."""
     sequence = await service.get_sequence(session, account_id=caller.account_id, sequence_id=sequence_id, lock=True)
-    await service.delete_sequence(session, sequence)
+    await service.delete_sequence(session, sequence, now=now)
     return Response(status_code=204)
 
 

@@ -37,7 +37,7 @@ from vpx.models import (
 )
 from vpx.registries.service import ROLE_ORDER
 from vpx.secrets import SecretBox
-from vpx.sequences import deliverable, schedule, templates
+from vpx.sequences import deliverable, links, schedule, templates
 from vpx.sequences.schemas import (
     EnrollmentView,
     EnrollResult,
@@ -77,6 +77,11 @@ async def _mailbox(session: AsyncSession, account_id: str, mailbox_id: str) -> M
     mailbox = await session.get(Mailbox, mailbox_id) if len(mailbox_id) <= 32 else None
     if mailbox is None or mailbox.account_id != account_id:
         raise InvalidParameters.field("mailbox_id", f"no mailbox {mailbox_id} in this account")
+    if not mailbox.postal_address.strip():
+        # Every commercial email carries the sender's postal address (CAN-SPAM): no sequence runs without.
+        raise InvalidParameters.field(
+            "mailbox_id", f"mailbox {mailbox_id} has no postal address: set one, every email must carry it"
+        )
     return mailbox
 
 
@@ -157,7 +162,10 @@ async def update_sequence(
 
 async def set_status(session: AsyncSession, sequence: Sequence, *, status: str, now: datetime) -> Sequence:
     """Pauses or resumes. A paused sequence sends nothing and its enrollments' due times stay as they
-    were: on resume what is due goes at once (within the mailbox's caps)."""
+    were: on resume what is due goes at once (within the mailbox's caps). Resuming needs the
+    mailbox's postal address, as creating did."""
+    if status == "active":
+        await _mailbox(session, sequence.account_id, sequence.mailbox_id)
     sequence.status = status
     sequence.pause_reason = "by_user" if status == "paused" else None
     sequence.updated_at = now
@@ -165,9 +173,11 @@ async def set_status(session: AsyncSession, sequence: Sequence, *, status: str, 
     return sequence
 
 
-async def delete_sequence(session: AsyncSession, sequence: Sequence) -> None:
+async def delete_sequence(session: AsyncSession, sequence: Sequence, *, now: datetime) -> None:
     """Deletes the sequence with its versions, enrollments and their messages (a message on its way
-    finishes; nothing more is sent)."""
+    finishes; nothing more is sent). The unsubscribe links of its emails keep working for 31 days
+    (vpx.sequences.links)."""
+    await links.retire(session, Sequence.id == sequence.id, now=now)
     await session.delete(sequence)
     await session.flush()
 

@@ -15,6 +15,7 @@ service's keys for the links of the enrollment's later emails: never in clear.
 from __future__ import annotations
 
 import html
+from dataclasses import dataclass
 from datetime import datetime
 
 from fastapi import APIRouter, Path, Request
@@ -23,9 +24,10 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from vpx.compliance import audit
 from vpx.db import Database
 from vpx.models import AccountUnsubscribe, Enrollment, Mailbox, Sequence, SequenceMessage
-from vpx.sequences import events
+from vpx.sequences import events, links
 from vpx.sequences.service import token_digest
 from vpx.suppression import service as suppression_service
 
@@ -38,20 +40,36 @@ content="width=device-width, initial-scale=1"><meta name="robots" content="noind
 button{{font-size:1rem;padding:.6rem 1.2rem}}</style></head><body><h1>{title}</h1>{body}</body></html>"""
 
 
-async def _enrollment(database: Database, token: str) -> tuple[Enrollment, str] | None:
+@dataclass(frozen=True)
+class Recipient:
+    """Who a link unsubscribes: an enrollment's, or one kept after its enrollment was deleted."""
+
+    account_id: str
+    email: str
+    enrollment_id: str | None
+    sender: str
+
+
+async def _recipient(request: Request, token: str) -> Recipient | None:
+    database: Database = request.app.state.database
+    digest = token_digest(token)
     async with database.read_sessions() as session:
         found = (
             await session.execute(
                 select(Enrollment, Mailbox.from_name, Mailbox.email)
                 .join(Sequence, Sequence.id == Enrollment.sequence_id)
                 .join(Mailbox, Mailbox.id == Sequence.mailbox_id)
-                .where(Enrollment.unsubscribe_digest == token_digest(token))
+                .where(Enrollment.unsubscribe_digest == digest)
             )
         ).first()
-    if found is None:
-        return None
+        if found is None:
+            # The sequence, mailbox or account was deleted since: its links work 31 days more.
+            kept = await links.find(session, digest, now=request.app.state.clock.now())
+            if kept is None:
+                return None
+            return Recipient(kept.account_id, kept.email, None, kept.sender)
     enrollment, from_name, from_email = found
-    return enrollment, from_name or from_email
+    return Recipient(enrollment.account_id, enrollment.email, enrollment.id, from_name or from_email)
 
 
 def _page(title: str, body: str, status: int = 200) -> HTMLResponse:
@@ -69,13 +87,12 @@ def _not_found() -> HTMLResponse:
 @router.get("/u/{token}", response_class=HTMLResponse)
 async def confirm_page(request: Request, token: str = Token) -> HTMLResponse:
     """The confirmation page: a button that POSTs here. Changes nothing by itself."""
-    found = await _enrollment(request.app.state.database, token)
+    found = await _recipient(request, token)
     if found is None:
         return _not_found()
-    enrollment, sender = found
     body = (
-        f"<p>Stop receiving emails from <strong>{html.escape(sender)}</strong> at "
-        f"<strong>{html.escape(_masked(enrollment.email))}</strong>?</p>"
+        f"<p>Stop receiving emails from <strong>{html.escape(found.sender)}</strong> at "
+        f"<strong>{html.escape(_masked(found.email))}</strong>?</p>"
         f'<form method="post" action="/u/{html.escape(token)}"><button type="submit">Unsubscribe</button></form>'
     )
     return _page("Unsubscribe", body)
@@ -86,20 +103,19 @@ async def unsubscribe(request: Request, token: str = Token) -> HTMLResponse:
     """One click (RFC 8058: a POST with ``List-Unsubscribe=One-Click``) or the page's button: the
     address is suppressed for the account at once."""
     database: Database = request.app.state.database
-    found = await _enrollment(database, token)
+    found = await _recipient(request, token)
     if found is None:
         return _not_found()
-    enrollment, sender = found
     async with database.write_sessions() as session, session.begin():
         await unsubscribe_address(
             session,
-            account_id=enrollment.account_id,
-            email=enrollment.email,
-            enrollment_id=enrollment.id,
+            account_id=found.account_id,
+            email=found.email,
+            enrollment_id=found.enrollment_id,
             now=request.app.state.clock.now(),
             everywhere=request.app.state.settings.unsubscribe_suppresses == "all",
         )
-    return _page("Unsubscribed", f"<p>You will receive no more emails from {html.escape(sender)}.</p>")
+    return _page("Unsubscribed", f"<p>You will receive no more emails from {html.escape(found.sender)}.</p>")
 
 
 async def unsubscribe_address(
@@ -138,6 +154,15 @@ async def unsubscribe_address(
             .values(status="stopped", lease_until=None)
         )
         await events.announce(session, enrollment, events.UNSUBSCRIBED, {"email": enrollment.email, "at": now}, now)
+    await audit.record(
+        session,
+        kind="sequence.unsubscribed",
+        subject=f"account:{account_id}",
+        now=now,
+        enrollment=enrollment_id,
+        everywhere=everywhere,
+        stopped=len(running),
+    )
     if everywhere:
         await suppression_service.add_suppression(
             session,

@@ -37,13 +37,19 @@ CHUNK = 500
 
 def covering(entry: Suppression) -> ColumnElement[bool] | None:
     """The condition on contacts this entry covers (as find_suppression matches them), or None
-    when it covers none (a contact id that is not one)."""
+    when it covers none (a contact id that is not one; an entry on the phone channel only)."""
     if entry.kind == "contact":
         number = parse_number_id("ct", entry.value)
         return None if number is None else Contact.id == number
     if entry.kind == "phone":
         return Contact.phone == entry.value
-    return func.lower(Contact.email) == entry.value
+    if entry.kind == "email":
+        return func.lower(Contact.email) == entry.value
+    if entry.kind == "email_hash":
+        return Contact.email_hash == entry.value
+    if entry.kind == "phone_hash":
+        return Contact.phone_hash == entry.value
+    return None
 
 
 async def revealers(session: AsyncSession, entry: Suppression) -> list[tuple[str, int]]:
@@ -79,6 +85,8 @@ async def announce_suppression(session: AsyncSession, entry: Suppression, *, now
         await outbox.enqueue_event(
             session, account_id=account_id, event_type=events.CONTACT_SUPPRESSED, data=data, now=now
         )
+    if covering(entry) is None:
+        return len(told)
     await stopping.stop_suppressed_enrollments(
         session,
         contact_ids=sorted({contact_id for _, contact_id in pairs}),

@@ -12,6 +12,20 @@ class SuppressionReason(StrEnum):
     fcra = "fcra"
     opt_out = "opt_out"
     do_not_contact = "do_not_contact"
+    # The person's own request not to be called: an entry on the phone channel only (its kind is
+    # do_not_call), which flags the phone and leaves the contact on sale.
+    do_not_call = "do_not_call"
+
+
+# Reasons consumers' requests give entries (vpx.compliance): buyers are told them as opt_out (the person
+# asked), the class every such request belongs to.
+DROP_DELETION = "drop_deletion"
+DROP_OPT_OUT = "drop_opt_out"
+DELETION_REQUEST = "deletion_request"
+# The reasons whose entries erase what they cover: the contact's personal fields emptied, now and at
+# every later write (migration 20261203_compliance's trigger).
+ERASING = frozenset({DROP_DELETION, DELETION_REQUEST})
+_PERSON_ASKED = frozenset({DROP_DELETION, DROP_OPT_OUT, DELETION_REQUEST})
 
 
 class ReasonClass(StrEnum):
@@ -26,7 +40,9 @@ class ReasonClass(StrEnum):
 
 def reason_class(stored: str) -> ReasonClass:
     """The class of a stored reason; one outside the vocabulary (none is written) is told as
-    do_not_contact, the plainest."""
+    do_not_contact, the plainest. Consumers' deletions and opt-outs are the person asking: opt_out."""
+    if stored in _PERSON_ASKED:
+        return ReasonClass.opt_out
     try:
         return ReasonClass(stored)
     except ValueError:

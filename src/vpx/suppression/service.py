@@ -3,12 +3,13 @@ entry told to the accounts that revealed what it covers: vpx.suppression.notices
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select, update
+from sqlalchemy import ColumnElement, and_, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.contacts.normalise import email_key, phone_e164
@@ -19,10 +20,12 @@ from vpx.suppression import notices
 from vpx.suppression.reasons import ReasonClass, SuppressionReason, reason_class
 
 __all__ = [
+    "COVERING_KINDS",
     "ReasonClass",
     "SuppressionKind",
     "SuppressionReason",
     "add_suppression",
+    "covering_values",
     "find_suppression",
     "marks_of",
     "normalise_value",
@@ -35,16 +38,39 @@ class SuppressionKind(StrEnum):
     contact = "contact"
     phone = "phone"
     email = "email"
+    # DROP's hash of an email or a phone (vpx.compliance.hashing): covers every contact that has it,
+    # now or imported later.
+    email_hash = "email_hash"
+    phone_hash = "phone_hash"
+    # The person's own request not to be called: the phone channel only (the phone is flagged, the
+    # contact stays on sale), so it covers no contact.
+    do_not_call = "do_not_call"
+
+
+# The kinds that cover contacts (do_not_call flags a phone instead).
+COVERING_KINDS = ("contact", "phone", "email", "email_hash", "phone_hash")
+_HASH = re.compile(r"^[A-Za-z0-9+/]{43}=$")
+
+
+def covering_values(contact: Any) -> list[tuple[str, str]]:
+    """The (kind, value) pairs of entries that would cover a contact (a row with id, phone, email and,
+    when selected, the hashes), as the reveal's check matches them."""
+    pairs = [("contact", public_number_id("ct", contact.id))]
+    if contact.phone:
+        pairs.append(("phone", contact.phone))
+    if contact.email:
+        pairs.append(("email", contact.email.lower()))
+    for kind in ("email_hash", "phone_hash"):
+        value = getattr(contact, kind, None)
+        if value:
+            pairs.append((kind, value))
+    return pairs
 
 
 def _covering_contact(contact: Contact) -> ColumnElement[bool]:
-    """The condition on entries that cover the contact, by its id, phone or email."""
-    conditions = [and_(Suppression.kind == "contact", Suppression.value == public_number_id("ct", contact.id))]
-    if contact.phone:
-        conditions.append(and_(Suppression.kind == "phone", Suppression.value == contact.phone))
-    if contact.email:
-        conditions.append(and_(Suppression.kind == "email", Suppression.value == contact.email.lower()))
-    return or_(*conditions)
+    """The condition on entries that cover the contact, by its id, phone, email or their hashes."""
+    pairs = covering_values(contact)
+    return or_(*(and_(Suppression.kind == kind, Suppression.value == value) for kind, value in pairs))
 
 
 async def find_suppression(session: AsyncSession, contact: Contact) -> Suppression | None:
@@ -58,11 +84,10 @@ async def marks_of(session: AsyncSession, contacts: Sequence[Any]) -> dict[int, 
     buyers, for a page or a batch of an export at once (one query)."""
     if not contacts:
         return {}
-    values = {
-        "contact": {public_number_id("ct", c.id) for c in contacts},
-        "phone": {c.phone for c in contacts if c.phone},
-        "email": {c.email.lower() for c in contacts if c.email},
-    }
+    values: dict[str, set[str]] = {}
+    for contact in contacts:
+        for kind, value in covering_values(contact):
+            values.setdefault(kind, set()).add(value)
     covering = or_(*(and_(Suppression.kind == kind, Suppression.value.in_(sorted(found)))
                      for kind, found in values.items() if found))  # fmt: skip
     entries = await session.execute(
@@ -75,9 +100,7 @@ async def marks_of(session: AsyncSession, contacts: Sequence[Any]) -> dict[int, 
         first.setdefault((kind, value), (entry_id, reason_class(reason), created_at))
     marks: dict[int, tuple[ReasonClass, datetime]] = {}
     for contact in contacts:
-        keys = [("contact", public_number_id("ct", contact.id)), ("phone", contact.phone or "")]
-        keys.append(("email", contact.email.lower() if contact.email else ""))
-        found = [first[key] for key in keys if key in first]
+        found = [first[key] for key in covering_values(contact) if key in first]
         if found:
             _, reason, since = min(found)  # the entry made first, as find_suppression takes it
             marks[contact.id] = (reason, since)
@@ -119,7 +142,11 @@ def normalise_value(kind: SuppressionKind, value: str) -> str:
         if parse_number_id("ct", value.strip()) is None:
             raise InvalidParameters.field("contact", f"{value!r} is not a contact id (ct_…)")
         return value.strip()
-    if kind is SuppressionKind.phone:
+    if kind in (SuppressionKind.email_hash, SuppressionKind.phone_hash):
+        if not _HASH.match(value.strip()):
+            raise InvalidParameters.field(kind.value, "is not a SHA-256 hash in Base64 (44 characters)")
+        return value.strip()
+    if kind in (SuppressionKind.phone, SuppressionKind.do_not_call):
         phone = phone_e164(value)
         if phone is None:
             raise InvalidParameters.field("phone", f"{value!r} is not a valid phone number")
@@ -135,7 +162,7 @@ async def add_suppression(
     *,
     kind: SuppressionKind,
     value: str,
-    reason: SuppressionReason | ReasonClass,
+    reason: SuppressionReason | ReasonClass | str,
     note: str,
     now: datetime,
 ) -> tuple[Suppression, bool]:
@@ -148,21 +175,29 @@ async def add_suppression(
     )
     if existing is not None:
         return existing, False
-    entry = Suppression(kind=kind.value, value=stored, reason=reason.value, note=note, created_at=now)
+    entry = Suppression(kind=kind.value, value=stored, reason=str(reason), note=note, created_at=now)
     session.add(entry)
     await session.flush()
+    if kind is SuppressionKind.do_not_call:
+        # The phone channel only: the phone is flagged for every buyer (contacts.phone_dnc), the
+        # contact stays on sale and nobody's copy is to be deleted.
+        await session.execute(
+            update(Contact)
+            .where(Contact.phone == stored)
+            .values(phone_dnc="requested")
+            .execution_options(synchronize_session=False)
+        )
+        return entry, True
     await mark_covered(session, entry)
     await notices.announce_suppression(session, entry, now=now)
     return entry, True
 
 
 def covered_by(entry: Suppression) -> ColumnElement[bool]:
-    """The condition on contacts an entry covers (as the reveal's check matches them)."""
-    if entry.kind == "contact":
-        return Contact.id == (parse_number_id("ct", entry.value) or -1)
-    if entry.kind == "phone":
-        return Contact.phone == entry.value
-    return func.lower(Contact.email) == entry.value
+    """The condition on contacts an entry covers (as the reveal's check matches them); none for an
+    entry on the phone channel only."""
+    condition = notices.covering(entry)
+    return condition if condition is not None else Contact.id == -1
 
 
 async def mark_covered(session: AsyncSession, entry: Suppression) -> None:

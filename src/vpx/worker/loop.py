@@ -18,6 +18,7 @@ from datetime import datetime, timedelta
 from vpx.auth.ratelimit import RateLimits
 from vpx.batches import service as batch_service
 from vpx.clock import Clock
+from vpx.compliance.lane import ComplianceLane
 from vpx.config import Settings
 from vpx.contacts.search import checks as search_checks
 from vpx.contacts.search import postings as search_postings
@@ -78,6 +79,7 @@ class Worker:
         self._purged_at: datetime | None = None
         self._swept_at: datetime | None = None
         self._checked_at: datetime | None = None
+        self._compliance_lane: ComplianceLane | None = None
         # Wrong terms of the search index already logged by this process: each is logged once.
         self._told_wrong: set[tuple[str, int]] = set()
         self.in_flight = 0
@@ -110,6 +112,7 @@ class Worker:
                 asyncio.create_task(self._loop("email_checks", self.email_checks.run_round)),
                 asyncio.create_task(self._loop("refunds", self._bounce_reviews)),
                 asyncio.create_task(self._loop("suppressions", self._suppression_sweep)),
+                asyncio.create_task(self._loop("compliance", self._compliance)),
                 asyncio.create_task(self._heartbeat()),
             ]
             if not self.database.is_sqlite:
@@ -269,6 +272,13 @@ class Worker:
         self._swept_at = now
         await suppression_sweep.sweep_recent(self.database, now=now)
         return 0  # swept on its interval, never in a tight loop
+
+    async def _compliance(self) -> int:
+        """The DROP cycle when due, Do-Not-Call data aging out, privacy requests past their 24 months
+        (vpx.compliance.lane), each on its interval."""
+        if self._compliance_lane is None:
+            self._compliance_lane = ComplianceLane(self.database, self.settings, self._box())
+        return await self._compliance_lane.round(self.clock.now())
 
     async def _loop(self, name: str, one_round: Callable[[], Awaitable[int]]) -> None:
         woken = wakeup.register()

@@ -1,0 +1,1 @@
+"""Consumers' privacy requests made directly to the operator: to know, delete, correct or opt out."""
