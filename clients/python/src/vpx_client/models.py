@@ -205,7 +205,7 @@ class BatchProgressItem(ApiModel):
         Field(description="Credits, exact to 1/10,000.", title="Credits Charged"),
     ]
     status: Annotated[
-        Literal["pending", "revealed", "already_revealed", "not_found", "suppressed", "insufficient_credits"],
+        Literal["pending", "revealed", "already_revealed", "not_found", "suppressed", "insufficient_credits", "do_not_call"],
         Field(title="Status"),
     ]
 
@@ -273,6 +273,13 @@ class BatchRevealRequest(ApiModel):
             title="Contact Ids",
         ),
     ]
+    exclude_dnc: Annotated[
+        bool | None,
+        Field(
+            description="Leave out, uncharged, contacts whose phone may not be called for marketing: listed on the national Do-Not-Call registry, on a person's own do-not-call request, or not checked against registry data at most 31 days old (see `phone_dnc`). Their status is `do_not_call`. Contacts without a phone are kept.",
+            title="Exclude Dnc",
+        ),
+    ] = False
     webhook_url: Annotated[
         WebhookUrl1 | None,
         Field(
@@ -592,6 +599,33 @@ class DeliveryView(ApiModel):
     webhook_id: Annotated[str | None, Field(title="Webhook Id")]
 
 
+Note = TypeAliasType(
+    "Note",
+    Annotated[
+        str,
+        Field(
+            max_length=1000,
+            pattern="^[^\\u0000-\\u0008\\u000B-\\u001F\\u007F]*$",
+            title="Note",
+        ),
+    ],
+)
+
+
+class DenyRequest(ApiModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    note: Annotated[Note | None, Field(title="Note")] = None
+    reason: Annotated[
+        Literal["no_match", "insuf_verification", "exempt", "not_a_consumer", "other"],
+        Field(
+            description="`no_match` (no record of the person), `insuf_verification` (could not be verified), `exempt` (the information is exempt), `not_a_consumer`, `other`.",
+            title="Reason",
+        ),
+    ]
+
+
 Fields1 = TypeAliasType(
     "Fields1",
     Annotated[
@@ -694,6 +728,29 @@ class FieldError(ApiModel):
         ),
     ]
     message: Annotated[str, Field(title="Message")]
+
+
+Note1 = TypeAliasType(
+    "Note1",
+    Annotated[
+        str,
+        Field(
+            description="Kept with the request.",
+            max_length=1000,
+            pattern="^[^\\u0000-\\u0008\\u000B-\\u001F\\u007F]*$",
+            title="Note",
+        ),
+    ],
+)
+
+
+class FulfilRequest(ApiModel):
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    note: Annotated[
+        Note1 | None, Field(description="Kept with the request.", title="Note")
+    ] = None
 
 
 class GrantRequest(ApiModel):
@@ -908,6 +965,13 @@ class KeyView(ApiModel):
             title="Last Used At",
         ),
     ]
+    mode: Annotated[
+        Literal["live", "test"],
+        Field(
+            description="`live`, or `test` for a test key (`vpx_test_…`): it sees the sandbox catalogue and spends a test balance, never real contacts or credits.",
+            title="Mode",
+        ),
+    ]
     name: Annotated[str, Field(title="Name")]
     prefix: Annotated[
         str,
@@ -955,7 +1019,7 @@ class LedgerEntryView(ApiModel):
     kind: Annotated[
         str,
         Field(
-            description="grant, free_monthly, reveal, revenue_share, refund, auto_buy",
+            description="grant, free_monthly, reveal, revenue_share, refund, auto_buy; in test mode also test_reset",
             title="Kind",
         ),
     ]
@@ -1296,6 +1360,34 @@ class MonthRefunds(ApiModel):
     month: Annotated[str, Field(examples=["2026-11"], title="Month")]
 
 
+class PhoneDnc(ApiModel):
+    """
+    What the Do-Not-Call data says of the phone shown: check it before calling for marketing.
+    """
+
+    listed: Annotated[
+        bool | None,
+        Field(
+            description="Whether the national Do-Not-Call registry lists the number; null when its area code's registry data is not held or is older than 31 days (a call may only be screened against a version at most 31 days old).",
+            title="Listed",
+        ),
+    ]
+    registry_date: Annotated[
+        date | None,
+        Field(
+            description="The registry version `listed` comes from (when its data was obtained); null with `listed`.",
+            title="Registry Date",
+        ),
+    ]
+    requested: Annotated[
+        bool | None,
+        Field(
+            description="The person asked not to be called on this number, whatever the registry says.",
+            title="Requested",
+        ),
+    ] = False
+
+
 class PreviousValue(ApiModel):
     """
     A value a refresh replaced, with where it came from.
@@ -1323,6 +1415,161 @@ class PreviousValue(ApiModel):
         ),
     ] = None
     value: Annotated[str, Field(title="Value")]
+
+
+Details = TypeAliasType(
+    "Details",
+    Annotated[
+        str,
+        Field(
+            description="What to correct, or anything else the operator should know.",
+            max_length=2000,
+            pattern="^[^\\u0000-\\u0008\\u000B-\\u001F\\u007F]*$",
+            title="Details",
+        ),
+    ],
+)
+
+
+Email = TypeAliasType(
+    "Email",
+    Annotated[
+        str,
+        Field(
+            examples=["pat.doe@example.com"],
+            max_length=320,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Email",
+        ),
+    ],
+)
+
+
+Name1 = TypeAliasType(
+    "Name1",
+    Annotated[
+        str,
+        Field(
+            description="Your name as a registry lists it.",
+            max_length=200,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Name",
+        ),
+    ],
+)
+
+
+Npi = TypeAliasType(
+    "Npi",
+    Annotated[
+        str,
+        Field(
+            description="Your National Provider Identifier.",
+            max_length=10,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Npi",
+        ),
+    ],
+)
+
+
+Phone = TypeAliasType(
+    "Phone",
+    Annotated[
+        str,
+        Field(
+            examples=["+1 202 555 0143"],
+            max_length=40,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Phone",
+        ),
+    ],
+)
+
+
+PostalCode = TypeAliasType(
+    "PostalCode",
+    Annotated[
+        str,
+        Field(
+            description="Your practice's ZIP code.",
+            max_length=10,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Postal Code",
+        ),
+    ],
+)
+
+
+class PrivacyRequestCreate(ApiModel):
+    """
+    A person's request. Give what identifies you in the catalogue: an email or phone (or an NPI)
+    finds the record; each further detail that matches it verifies the request.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    details: Annotated[
+        Details | None,
+        Field(
+            description="What to correct, or anything else the operator should know.",
+            title="Details",
+        ),
+    ] = None
+    email: Annotated[
+        Email | None, Field(examples=["pat.doe@example.com"], title="Email")
+    ] = None
+    name: Annotated[
+        Name1 | None,
+        Field(description="Your name as a registry lists it.", title="Name"),
+    ] = None
+    npi: Annotated[
+        Npi | None, Field(description="Your National Provider Identifier.", title="Npi")
+    ] = None
+    phone: Annotated[
+        Phone | None, Field(examples=["+1 202 555 0143"], title="Phone")
+    ] = None
+    postal_code: Annotated[
+        PostalCode | None,
+        Field(description="Your practice's ZIP code.", title="Postal Code"),
+    ] = None
+    type: Annotated[
+        Literal["access", "deletion", "opt_out", "correction"],
+        Field(
+            description="`access` (what the catalogue holds on you and who bought it), `deletion`, `opt_out` (of sale: takes effect at once), `correction`.",
+            title="Type",
+        ),
+    ]
+
+
+class PrivacyRequestReceived(ApiModel):
+    expected_by: Annotated[
+        AwareDatetime,
+        Field(
+            description="The answer is due by then: 45 days after the request.",
+            title="Expected By",
+        ),
+    ]
+    id: Annotated[
+        str,
+        Field(
+            description="Quote it when you write to the operator.",
+            examples=["pr_3kTz9aQ1xYb2LmN0"],
+            title="Id",
+        ),
+    ]
+    received_at: Annotated[AwareDatetime, Field(title="Received At")]
+    status: Annotated[
+        Literal["open", "fulfilled", "denied"],
+        Field(
+            description="`open` until the operator answers it; an opt-out is `fulfilled` at once (it needs no check).",
+            title="Status",
+        ),
+    ]
+    type: Annotated[
+        Literal["access", "deletion", "opt_out", "correction"], Field(title="Type")
+    ]
 
 
 class Problem(ApiModel):
@@ -1442,8 +1689,8 @@ class ReportCounts(ApiModel):
     ]
 
 
-Note = TypeAliasType(
-    "Note",
+Note2 = TypeAliasType(
+    "Note2",
     Annotated[
         str,
         Field(
@@ -1461,12 +1708,13 @@ class ReportDecision(ApiModel):
         extra="forbid",
     )
     note: Annotated[
-        Note | None, Field(description="Why, kept in the report's trail.", title="Note")
+        Note2 | None,
+        Field(description="Why, kept in the report's trail.", title="Note"),
     ] = None
 
 
-Note1 = TypeAliasType(
-    "Note1",
+Note3 = TypeAliasType(
+    "Note3",
     Annotated[
         str,
         Field(
@@ -1491,7 +1739,7 @@ class ReportRequest(ApiModel):
         ),
     ]
     note: Annotated[
-        Note1 | None,
+        Note3 | None,
         Field(
             description="Optional details for the operator; kept with the report, never shown to other accounts.",
             title="Note",
@@ -1613,6 +1861,13 @@ class RuleCreate(ApiModel):
             title="Daily Cap",
         ),
     ] = None
+    exclude_dnc: Annotated[
+        bool | None,
+        Field(
+            description="Skip contacts whose phone may not be called for marketing: listed on the national Do-Not-Call registry, on a person's own do-not-call request, or not checked against registry data at most 31 days old. Contacts without a phone are bought as usual.",
+            title="Exclude Dnc",
+        ),
+    ] = False
     industries: Annotated[
         list[Literal["accounting", "advertising-marketing", "agriculture", "automotive", "aviation-aerospace", "banking", "beauty-personal-care", "biotech-pharma", "construction", "consulting", "cybersecurity", "dental", "ecommerce", "education", "energy-utilities", "engineering", "entertainment-media", "environmental-services", "financial-services", "fitness-wellness", "food-beverage", "government", "healthcare", "home-services", "hospitality", "hr-staffing", "insurance", "it-services", "legal", "logistics-transportation", "manufacturing", "medical-devices", "mental-health", "nonprofit", "pet-services", "real-estate", "restaurants", "retail", "saas", "security-services", "senior-care", "solar", "telecommunications", "travel", "veterinary", "wholesale-distribution"]],
         Field(
@@ -1692,6 +1947,19 @@ MinConfidence = TypeAliasType(
 )
 
 
+Name2 = TypeAliasType(
+    "Name2",
+    Annotated[
+        str,
+        Field(
+            max_length=200,
+            pattern="^[^\\u0000-\\u001F\\u007F\\u0085\\u2028\\u2029]*$",
+            title="Name",
+        ),
+    ],
+)
+
+
 States = TypeAliasType(
     "States",
     Annotated[
@@ -1715,12 +1983,19 @@ class RuleUpdate(ApiModel):
     )
     categories: Annotated[Categories1 | None, Field(title="Categories")] = None
     daily_cap: Annotated[DailyCap1 | None, Field(title="Daily Cap")] = None
+    exclude_dnc: Annotated[
+        bool | None,
+        Field(
+            description="Skip contacts whose phone may not be called for marketing: listed on the national Do-Not-Call registry, on a person's own do-not-call request, or not checked against registry data at most 31 days old. Contacts without a phone are bought as usual.",
+            title="Exclude Dnc",
+        ),
+    ] = None
     industries: Annotated[Industries | None, Field(title="Industries")] = None
     intent_levels: Annotated[IntentLevels1 | None, Field(title="Intent Levels")] = None
     min_confidence: Annotated[MinConfidence | None, Field(title="Min Confidence")] = (
         None
     )
-    name: Annotated[Name | None, Field(title="Name")] = None
+    name: Annotated[Name2 | None, Field(title="Name")] = None
     states: Annotated[States | None, Field(title="States")] = None
 
 
@@ -1730,6 +2005,13 @@ class RuleView(ApiModel):
     categories: Annotated[list[str] | None, Field(title="Categories")]
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
     daily_cap: Annotated[int | None, Field(title="Daily Cap")]
+    exclude_dnc: Annotated[
+        bool | None,
+        Field(
+            description="Skip contacts whose phone may not be called for marketing: listed on the national Do-Not-Call registry, on a person's own do-not-call request, or not checked against registry data at most 31 days old. Contacts without a phone are bought as usual.",
+            title="Exclude Dnc",
+        ),
+    ] = False
     id: Annotated[str, Field(examples=["abr_3kTz9aQ1xYb2LmN0"], title="Id")]
     industries: Annotated[list[str], Field(title="Industries")]
     intent_levels: Annotated[list[str] | None, Field(title="Intent Levels")]
@@ -2032,8 +2314,8 @@ MailboxId = TypeAliasType(
 )
 
 
-Name2 = TypeAliasType(
-    "Name2",
+Name3 = TypeAliasType(
+    "Name3",
     Annotated[
         str,
         Field(
@@ -2215,8 +2497,8 @@ class SignalView(ApiModel):
     topic: Annotated[str | None, Field(title="Topic")]
 
 
-Name3 = TypeAliasType(
-    "Name3",
+Name4 = TypeAliasType(
+    "Name4",
     Annotated[
         str,
         Field(
@@ -2257,7 +2539,7 @@ class SiteCreate(ApiModel):
             title="Domain",
         ),
     ]
-    name: Annotated[Name3 | None, Field(title="Name")] = None
+    name: Annotated[Name4 | None, Field(title="Name")] = None
     topic: Annotated[
         Topic | None,
         Field(
@@ -2535,6 +2817,54 @@ class SuspendRequest(ApiModel):
     ]
 
 
+class TestBalanceReset(ApiModel):
+    balance: Annotated[
+        BalanceView, Field(description="The test balance after the reset.")
+    ]
+    livemode: Annotated[
+        Literal[False],
+        Field(
+            description="Always false: the test balance is test mode's.",
+            title="Livemode",
+        ),
+    ]
+    reset_at: Annotated[AwareDatetime, Field(title="Reset At")]
+    test_credits: Annotated[
+        Decimal,
+        Field(
+            description="Granted credits a test balance starts with and is reset to.",
+            title="Test Credits",
+        ),
+    ]
+
+
+class Verification(ApiModel):
+    contacts: Annotated[
+        list[str], Field(description="The contacts found (`ct_…`).", title="Contacts")
+    ]
+    handled_as: Annotated[
+        Literal["opt_out"] | None,
+        Field(
+            description="`opt_out` when the request could not be verified and was applied as an opt-out of sale.",
+            title="Handled As",
+        ),
+    ]
+    matched: Annotated[
+        list[str],
+        Field(
+            description="The data points that matched the best record (email, phone, name…).",
+            title="Matched",
+        ),
+    ]
+    verified: Annotated[
+        bool,
+        Field(
+            description="Enough data points matched one record for the request's type.",
+            title="Verified",
+        ),
+    ]
+
+
 class VerifyResult(ApiModel):
     imap: Annotated[Literal["ok", "not_configured"], Field(title="Imap")]
     smtp: Annotated[Literal["ok"], Field(title="Smtp")]
@@ -2605,6 +2935,13 @@ class WebhookCreated(ApiModel):
     disabled_reason: Annotated[str | None, Field(title="Disabled Reason")]
     events: Annotated[list[str], Field(title="Events")]
     id: Annotated[str, Field(examples=["wh_3kTz9aQ1xYb2LmN0"], title="Id")]
+    livemode: Annotated[
+        bool,
+        Field(
+            description="False for a subscription made with a test key: it receives test mode's events, each with `livemode: false`.",
+            title="Livemode",
+        ),
+    ]
     secret: Annotated[
         str,
         Field(
@@ -2673,6 +3010,13 @@ class WebhookView(ApiModel):
     disabled_reason: Annotated[str | None, Field(title="Disabled Reason")]
     events: Annotated[list[str], Field(title="Events")]
     id: Annotated[str, Field(examples=["wh_3kTz9aQ1xYb2LmN0"], title="Id")]
+    livemode: Annotated[
+        bool,
+        Field(
+            description="False for a subscription made with a test key: it receives test mode's events, each with `livemode: false`.",
+            title="Livemode",
+        ),
+    ]
     secret_rotating_until: Annotated[
         AwareDatetime | None,
         Field(
@@ -2687,7 +3031,13 @@ class WebhookView(ApiModel):
 
 
 class AccountView(ApiModel):
-    active_keys: Annotated[int, Field(title="Active Keys")]
+    active_keys: Annotated[
+        int,
+        Field(
+            description="Active keys of the caller's mode (live or test).",
+            title="Active Keys",
+        ),
+    ]
     balance: BalanceView
     created_at: Annotated[AwareDatetime, Field(title="Created At")]
     email: Annotated[str | None, Field(title="Email")]
@@ -2696,6 +3046,13 @@ class AccountView(ApiModel):
         Field(description="Credits, exact to 1/10,000.", title="Free Credits Monthly"),
     ]
     id: Annotated[str, Field(title="Id")]
+    livemode: Annotated[
+        bool,
+        Field(
+            description="False when asked with a test key: `balance` is then the test balance, never the real one.",
+            title="Livemode",
+        ),
+    ]
     max_active_keys: Annotated[int, Field(title="Max Active Keys")]
     name: Annotated[str, Field(title="Name")]
     next_free_reset: Annotated[
@@ -3009,6 +3366,13 @@ class KeyCreate(ApiModel):
             title="Ip Allowlist",
         ),
     ] = None
+    mode: Annotated[
+        Literal["live", "test"] | None,
+        Field(
+            description="`live`, or `test` for a test key (`vpx_test_…`): it sees the sandbox catalogue and spends a test balance, never real contacts or credits. A test key can create test keys only.",
+            title="Mode",
+        ),
+    ] = "live"
     name: Annotated[
         str | None,
         Field(
@@ -3036,6 +3400,13 @@ class KeyCreated(ApiModel):
         Field(
             description="Last authenticated request, to the minute.",
             title="Last Used At",
+        ),
+    ]
+    mode: Annotated[
+        Literal["live", "test"],
+        Field(
+            description="`live`, or `test` for a test key (`vpx_test_…`): it sees the sandbox catalogue and spends a test balance, never real contacts or credits.",
+            title="Mode",
         ),
     ]
     name: Annotated[str, Field(title="Name")]
@@ -3080,13 +3451,19 @@ class KeyCreated(ApiModel):
 
 
 class KeyList(ApiModel):
-    active_keys: Annotated[int, Field(title="Active Keys")]
+    active_keys: Annotated[
+        int,
+        Field(
+            description="Active keys of the caller's mode (live or test).",
+            title="Active Keys",
+        ),
+    ]
     keys: Annotated[list[KeyView], Field(title="Keys")]
     limit: Annotated[int, Field(title="Limit")]
     max_active_keys: Annotated[
         int,
         Field(
-            description="At most this many keys may be active at once.",
+            description="At most this many keys of each mode may be active at once.",
             title="Max Active Keys",
         ),
     ]
@@ -3116,6 +3493,44 @@ class MailboxList(ApiModel):
             title="Next Cursor",
         ),
     ]
+
+
+class PrivacyRequestView(ApiModel):
+    days_left: Annotated[
+        Decimal,
+        Field(
+            description="Days until `expected_by` (negative when late); 0 once answered.",
+            title="Days Left",
+        ),
+    ]
+    decided_at: Annotated[AwareDatetime | None, Field(title="Decided At")]
+    decided_by: Annotated[str | None, Field(title="Decided By")]
+    deny_reason: Annotated[
+        Literal["no_match", "insuf_verification", "exempt", "not_a_consumer", "other"] | None,
+        Field(title="Deny Reason"),
+    ]
+    details: Annotated[str | None, Field(title="Details")]
+    email: Annotated[str | None, Field(title="Email")]
+    expected_by: Annotated[AwareDatetime, Field(title="Expected By")]
+    id: Annotated[str, Field(title="Id")]
+    name: Annotated[str | None, Field(title="Name")]
+    note: Annotated[str | None, Field(title="Note")]
+    npi: Annotated[str | None, Field(title="Npi")]
+    phone: Annotated[str | None, Field(title="Phone")]
+    postal_code: Annotated[str | None, Field(title="Postal Code")]
+    received_at: Annotated[AwareDatetime, Field(title="Received At")]
+    resolution: Annotated[
+        dict[str, Any] | None,
+        Field(
+            description="What fulfilment produced: an access request's report (what the catalogue holds, and how many accounts bought each record and when, never who), a deletion's counts, an opt-out's entries.",
+            title="Resolution",
+        ),
+    ]
+    status: Annotated[Literal["open", "fulfilled", "denied"], Field(title="Status")]
+    type: Annotated[
+        Literal["access", "deletion", "opt_out", "correction"], Field(title="Type")
+    ]
+    verification: Verification
 
 
 class ProviderKeyList(ApiModel):
@@ -3214,6 +3629,12 @@ class RevealedContact(ApiModel):
     industry: Annotated[str, Field(title="Industry")]
     license: License
     phone: Annotated[str | None, Field(description="E.164.", title="Phone")]
+    phone_dnc: Annotated[
+        PhoneDnc | None,
+        Field(
+            description="The phone's do-not-call state: whether the national registry lists it and which version says so, and whether the person asked not to be called. Null without a phone."
+        ),
+    ] = None
     preview: Annotated[Literal[False], Field(title="Preview")] = False
     revealed_at: Annotated[AwareDatetime, Field(title="Revealed At")]
     sources: Annotated[list[SourceRef], Field(title="Sources")]
@@ -3429,7 +3850,7 @@ class BatchItemResult(ApiModel):
         Field(description="Credits, exact to 1/10,000.", title="Credits Charged"),
     ]
     status: Annotated[
-        Literal["revealed", "already_revealed", "not_found", "suppressed", "insufficient_credits"],
+        Literal["revealed", "already_revealed", "not_found", "suppressed", "insufficient_credits", "do_not_call"],
         Field(title="Status"),
     ]
 
@@ -3521,6 +3942,13 @@ class EnrollmentList(ApiModel):
     ]
 
 
+class PrivacyRequestList(ApiModel):
+    requests: Annotated[
+        list[PrivacyRequestView],
+        Field(description="Soonest due first.", title="Requests"),
+    ]
+
+
 class PurchasePage(ApiModel):
     limit: Annotated[int, Field(title="Limit")]
     next_cursor: Annotated[str | None, Field(title="Next Cursor")]
@@ -3586,6 +4014,12 @@ class RevealedContactView(ApiModel):
     industry: Annotated[str, Field(title="Industry")]
     license: License
     phone: Annotated[str | None, Field(description="E.164.", title="Phone")]
+    phone_dnc: Annotated[
+        PhoneDnc | None,
+        Field(
+            description="The phone's do-not-call state: whether the national registry lists it and which version says so, and whether the person asked not to be called. Null without a phone."
+        ),
+    ] = None
     preview: Annotated[Literal[False], Field(title="Preview")] = False
     revealed_at: Annotated[AwareDatetime, Field(title="Revealed At")]
     sources: Annotated[list[SourceRef], Field(title="Sources")]
@@ -3640,7 +4074,7 @@ class SequenceUpdate(ApiModel):
         extra="forbid",
     )
     mailbox_id: Annotated[MailboxId | None, Field(title="Mailbox Id")] = None
-    name: Annotated[Name2 | None, Field(title="Name")] = None
+    name: Annotated[Name3 | None, Field(title="Name")] = None
     send_window: SendWindow | None = None
     steps: Annotated[Steps1 | None, Field(title="Steps")] = None
 
