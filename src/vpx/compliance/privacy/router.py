@@ -45,6 +45,7 @@ async def _spend_budget(request: Request, limit: str) -> None:
     response_model=PrivacyRequestReceived,
     responses=problem_responses(400, 413, 422, 429),
     summary="Ask to know, delete, correct or opt out (no key)",
+    openapi_extra={"security": []},  # public: no key, so no 401 or 403
 )
 async def create_privacy_request(
     body: PrivacyRequestCreate, request: Request, session: WriteSession, settings: AppSettings, now: Now
