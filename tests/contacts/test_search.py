@@ -21,7 +21,7 @@ async def test_get_and_post_share_one_envelope(client: httpx.AsyncClient, factor
     assert got.json() == posted.json()
     body = got.json()
     assert set(body) == {"contacts", "total", "limit", "offset", "exact", "interpreted"}
-    assert body["interpreted"] == {"q": "dental", "city": None, "state": None}
+    assert body["interpreted"] == {"q": "dental", "city": None, "state": None, "postal_code": None, "dropped": []}
     assert body["limit"] == 5 and body["offset"] == 0 and body["total"] >= 5
     preview = body["contacts"][0]
     assert set(preview) == {

@@ -11,6 +11,7 @@ import asyncio
 import httpx
 import pytest
 from fastapi import FastAPI
+from pyroaring import BitMap
 from sqlalchemy import text, update
 
 from tests import factories
@@ -144,3 +145,17 @@ async def test_a_view_carried_from_the_last_one_equals_one_worked_out_afresh(app
         assert view.pending == fresh.pending
         assert view.by_term == fresh.by_term and view.sorted_terms == fresh.sorted_terms
         assert view.having_prefix("n:otter") == fresh.having_prefix("n:otter")
+
+
+def test_a_term_that_leaves_and_comes_back_stays_in_the_carried_view() -> None:
+    """A term whose last holder left it while a contact that took it came in (one question's view
+    after another's, or another catalogue's after a wipe) is still in the view's sorted terms: its
+    prefix finds that contact (it was missing, and a question's total differed folded and not)."""
+    earlier = postings.View(generation=1, pending={1: frozenset({"n:otter", "#a"})})
+    assert earlier.sorted_terms == ["#a", "n:otter"]
+    for pending in ({1: frozenset({"#a"}), 2: frozenset({"n:otter", "#a"})}, {2: frozenset({"n:otter"})}):
+        view = postings.View(generation=1, pending=pending)
+        postings._carry_index(view, earlier)
+        fresh = postings.View(generation=1, pending=pending)
+        assert view.by_term == fresh.by_term and view.sorted_terms == fresh.sorted_terms
+        assert view.having_prefix("n:ott") == BitMap([2])

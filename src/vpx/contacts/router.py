@@ -56,6 +56,7 @@ def _query(filters: SearchFilters, text: str | None) -> SearchQuery:
         limit=filters.limit,
         offset=filters.offset,
         email_status=filters.email_status,
+        postal_code=filters.postal_code,
     )
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date, datetime
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema
 
+from vpx.contacts.search.places import zip_places
 from vpx.deliverability.checks import EmailFlag, EmailStatus
 from vpx.enrichment.schemas import EnrichmentView
 from vpx.fields import JsonInt, SingleLine, StateCode, TrimmedModel, Vertical
@@ -40,13 +42,31 @@ class Interpretation(BaseModel):
     """How the search read its question."""
 
     q: str = Field(description="The words searched for, without a place read from them.")
-    city: str | None = Field(description="The city searched: the `city` filter, else a trailing place of the words.")
-    state: str | None = Field(description="The state searched: the `state` filter, else a trailing place of the words.")
+    city: str | None = Field(
+        description="The city searched: the `city` filter, else a place in the words (every city of that name when "
+        "no state is given and the catalogue holds it in several states)."
+    )
+    state: str | None = Field(description="The state searched: the `state` filter, else a place in the words.")
+    postal_code: str | None = Field(
+        default=None,
+        description="The ZIP code the place was read from (`dentist 78701`: the ZIP code's city and state are "
+        "searched), else null.",
+    )
+    dropped: list[str] = Field(
+        default_factory=list,
+        description="Words of `q` the answer does not require: filler such as `near me` or `best`, and words left out "
+        "because no business matches them together with the rest (`total` counts the businesses that match every "
+        "other word); empty when every word matched.",
+    )
 
 
 class SearchResult(BaseModel):
     contacts: list[ContactPreview]
-    total: int = Field(description="All matches, not just this page.")
+    total: int = Field(
+        description="All matches, not just this page: the businesses that match every word not in "
+        "`interpreted.dropped`, in the place and filters (and, for a place read from the words without 'in', "
+        "those whose name holds the words as typed)."
+    )
     limit: int
     offset: int
     exact: bool = Field(
@@ -57,11 +77,26 @@ class SearchResult(BaseModel):
     )
     interpreted: Interpretation | None = Field(
         default=None,
-        description="How the words were read (null without words): a trailing place such as "
-        "`dentists in austin tx` or `… near Austin, TX` becomes the city and state searched; the "
-        "`city` and `state` filters win over such a place.",
-        examples=[{"q": "dentists", "city": "Austin", "state": "TX"}],
+        description="How the words were read (null without words): a place before or after the words, such as "
+        "`dentists in austin tx`, `Charleston SC roofers` or `dentist 78701`, becomes the city and state searched "
+        "(a business whose name holds the place's words comes first, wherever it is); the `city` and `state` filters "
+        "win over such a place. `dropped` says which words the answer did without.",
+        examples=[{"q": "dentists", "city": "Austin", "state": "TX", "postal_code": None, "dropped": []}],
     )
+
+
+def _zip_code(value: str) -> str:
+    if not ZIP_CODE.match(value) or value[:5] not in zip_places():
+        raise ValueError(f"{value!r} is not a US ZIP code in use (five digits, or ZIP+4)")
+    return value[:5]
+
+
+ZIP_CODE = re.compile(r"^[0-9]{5}(-[0-9]{4})?$")
+ZipCode = Annotated[
+    str,
+    AfterValidator(_zip_code),
+    WithJsonSchema({"type": "string", "pattern": ZIP_CODE.pattern, "description": "A US ZIP code (or ZIP+4)."}),
+]
 
 
 class SearchFilters(TrimmedModel):
@@ -78,6 +113,14 @@ class SearchFilters(TrimmedModel):
         default=None,
         description="Only contacts whose email has this status, such as `mx_found` (see `email_status` of a "
         "revealed contact); contacts without an email have none.",
+    )
+    postal_code: ZipCode | None = Field(
+        default=None,
+        examples=["78701"],
+        description="A US ZIP code in use (ZIP+4 read as its first five digits): its city and state are searched, "
+        "as the ZIP code list names them (`interpreted.postal_code` says so when there are words); its state alone "
+        "when the catalogue holds no business in its city. The `city` filter wins over it; with a `state` of "
+        "another state it matches nothing.",
     )
     limit: JsonInt = Field(default=25, ge=1, le=100, description="Page size, 1–100.")
     offset: JsonInt = Field(default=0, ge=0, le=MAX_OFFSET, description=f"0–{MAX_OFFSET}.")

@@ -18,12 +18,10 @@ nothing.
 from __future__ import annotations
 
 import dataclasses
-import time
 from array import array
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from pyroaring import BitMap
@@ -34,18 +32,30 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 from vpx.contacts.normalise import fold, words
 from vpx.contacts.search import postings
 from vpx.contacts.search.caches import AnswerCache
-from vpx.contacts.search.language import read_place
-from vpx.contacts.search.plan import Clause, Option, Plan, plan_filter, plan_words
-from vpx.contacts.search.terms import (
-    EVERY_CONTACT,
-    NAME,
-    TEXT_FIELDS,
-    TRADE_FIELDS,
-    city_term,
-    email_term,
-    industry_term,
-    state_term,
+from vpx.contacts.search.matching import (
+    Ranked,
+    Terms,
+    all_of,
+    apply_pending,
+    clause_ids,
+    disjoint,
+    page,
+    rank,
+    up_to,
+    wanted_terms,
 )
+from vpx.contacts.search.memory import Answer, Answers, BitmapMemory, Horizons
+from vpx.contacts.search.places import (
+    Reading,
+    city_name,
+    city_names,
+    city_states,
+    place_readings,
+    spellings,
+    zip_places,
+)
+from vpx.contacts.search.plan import FREQUENT_NAME, Clause, Option, Plan, plan_filter, plan_words
+from vpx.contacts.search.terms import EVERY_CONTACT, NAME, city_term, email_term, industry_term, state_term
 from vpx.contacts.search.vocabulary import Vocabulary, built_in
 from vpx.models import Contact
 
@@ -54,14 +64,13 @@ if TYPE_CHECKING:
 
 AnySelect = TypeVar("AnySelect", bound="Select[*tuple[Any, ...]]")
 MAX_CORRECTIONS = 3
-# Bytes of bitmaps each process remembers (the most used terms: states, common words).
-BITMAP_MEMORY = 64 * 1024 * 1024
-# How long a result set's horizon is remembered for its later pages.
-HORIZON_SECONDS = 300.0
 # The first matches of an answer remembered (four pages of 25): later pages are worked out again.
 KEPT_IDS = 100
 # Folds committing between a search's view and its bitmaps before it takes the bitmaps as they come.
 MOVES_TOLERATED = 4
+# The city of a filter that can match nothing (a ZIP code not in use): no city term is this.
+NO_CITY = "-"
+NOTHING = "#none"
 T = TypeVar("T")
 
 # Searches read through an ORM session or a bare connection (the API's search uses the latter: it
@@ -81,22 +90,47 @@ class SearchQuery:
     offset: int = 0
     # The email's deliverability status (vpx.deliverability.checks.STATUSES); contacts with an email only.
     email_status: str | None = None
+    # A ZIP code: its city and state (as the ZIP code list names them, spelt as the catalogue does),
+    # unless ``city`` is given; its state when the catalogue holds no contact in its city.
+    postal_code: str | None = None
+    # Set by ``interpret``: the question's words as typed when its place was read without "in" or
+    # "near" (they may be a business's name: "Boston Dental"), and the place's own words.
+    as_typed: str | None = None
+    place_words: tuple[str, ...] = ()
 
     def count_key(self) -> tuple[Any, ...]:
-        return (self.text, self.state, self.city, self.industry, self.specialty, self.license_type, self.email_status)
+        return (
+            self.text,
+            self.state,
+            self.city,
+            self.industry,
+            self.specialty,
+            self.license_type,
+            self.email_status,
+            self.as_typed,
+            self.postal_code,
+        )
 
 
 @dataclass(frozen=True)
 class Interpreted:
-    """How a question was read: its words, and the city and state searched (from the filters, or
-    from a trailing "in PLACE" of the words)."""
+    """How a question was read: its words, the city and state searched (from the filters, or from a
+    place in the words), the ZIP code a place was read from, and the words the answer left out."""
 
     q: str
     city: str | None
     state: str | None
+    postal_code: str | None = None
+    dropped: tuple[str, ...] = ()
 
-    def as_dict(self) -> dict[str, str | None]:
-        return {"q": self.q, "city": self.city, "state": self.state}
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "q": self.q,
+            "city": self.city,
+            "state": self.state,
+            "postal_code": self.postal_code,
+            "dropped": list(self.dropped),
+        }
 
 
 @dataclass
@@ -174,141 +208,6 @@ class SearchBackend(Protocol):
     def refresh_from(self, database: Database) -> SearchBackend: ...
 
 
-class BitmapMemory:
-    """The bitmaps a process remembers, by term (or prefix), each of the generation it was read in;
-    at most ``capacity`` bytes, the least recently used forgotten first."""
-
-    def __init__(self, capacity: int = BITMAP_MEMORY) -> None:
-        self.capacity = capacity
-        self.items: OrderedDict[str, tuple[int, int, BitMap]] = OrderedDict()
-        self.size = 0
-
-    def get(self, key: str, generation: int) -> BitMap | None:
-        hit = self.items.get(key)
-        if hit is None or hit[0] != generation:
-            return None
-        self.items.move_to_end(key)
-        return hit[2]
-
-    def put(self, key: str, generation: int, bitmap: BitMap) -> None:
-        statistics = bitmap.get_statistics()
-        weight = 64 + (
-            statistics["n_bytes_array_containers"]
-            + statistics["n_bytes_run_containers"]
-            + statistics["n_bytes_bitset_containers"]
-        )
-        old = self.items.pop(key, None)
-        if old is not None:
-            self.size -= old[1]
-        if weight > self.capacity // 4:
-            return
-        self.items[key] = (generation, weight, bitmap)
-        self.size += weight
-        while self.size > self.capacity:
-            _, (_, dropped, _) = self.items.popitem(last=False)
-            self.size -= dropped
-
-
-class Horizons:
-    """Each recent result set's highest contact id, for its later pages."""
-
-    def __init__(self, capacity: int = 8192, clock: Callable[[], float] = time.monotonic) -> None:
-        self.capacity, self.clock = capacity, clock
-        self.items: OrderedDict[Any, tuple[float, int]] = OrderedDict()
-
-    def get(self, key: Any) -> int | None:
-        hit = self.items.get(key)
-        if hit is None or self.clock() - hit[0] > HORIZON_SECONDS:
-            return None
-        return hit[1]
-
-    def put(self, key: Any, horizon: int) -> None:
-        self.items.pop(key, None)
-        self.items[key] = (self.clock(), horizon)
-        while len(self.items) > self.capacity:
-            self.items.popitem(last=False)
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A question's first matches in page order (at least KEPT_IDS of them), how many there are,
-    whether these are all, and the highest matching id (its result set's horizon)."""
-
-    ids: array[int]
-    total: int
-    complete: bool
-    highest: int
-
-
-class Answers:
-    """Recent answers, each for the postings' generation and pending changes it was worked out from
-    (any change to the catalogue makes a new one): a popular question costs the page's rows only."""
-
-    def __init__(self, capacity: int = 8192) -> None:
-        self.capacity = capacity
-        self.items: OrderedDict[Any, Answer] = OrderedDict()
-
-    def get(self, key: Any) -> Answer | None:
-        hit = self.items.get(key)
-        if hit is not None:
-            self.items.move_to_end(key)
-        return hit
-
-    def put(self, key: Any, answer: Answer) -> None:
-        self.items.pop(key, None)
-        self.items[key] = answer
-        while len(self.items) > self.capacity:
-            self.items.popitem(last=False)
-
-
-@dataclass
-class Terms:
-    """The bitmaps one question needs, read (or remembered) and brought up to date with the changes
-    pending in its view."""
-
-    exact: dict[str, BitMap] = field(default_factory=dict)
-    prefixed: dict[str, BitMap] = field(default_factory=dict)
-
-    def term(self, term: str) -> BitMap:
-        return self.exact.get(term) or BitMap()
-
-    def word(self, fields: Iterable[str], word: str, prefix: bool) -> BitMap:
-        source = self.prefixed if prefix else self.exact
-        found = [source[f + word] for f in fields if f + word in source]
-        return BitMap.union(*found) if found else BitMap()
-
-
-def _option(terms: Terms, option: Option, fields: tuple[str, ...]) -> BitMap:
-    last = len(option.words) - 1
-    if last == 0:
-        return terms.word(fields, option.words[0], option.prefix)
-    per_field = []
-    for f in fields:
-        parts = [terms.word((f,), w, option.prefix and i == last) for i, w in enumerate(option.words)]
-        per_field.append(BitMap.intersection(*parts))
-    return BitMap.union(*per_field)
-
-
-def _clause(terms: Terms, clause: Clause, fields: tuple[str, ...], *, typed_only: bool = False) -> BitMap:
-    """Contacts that satisfy a clause in these fields: its words as typed anywhere in them, the
-    vocabulary's words only where a trade shows itself (name, specialty, licence): "real estate" for
-    "realtors" is not every business of the real-estate industry."""
-    found = [_option(terms, option, fields) for option in clause.typed]
-    trade = tuple(f for f in fields if f in TRADE_FIELDS)
-    if not typed_only and trade:
-        found += [_option(terms, option, trade) for option in clause.related]
-    return BitMap.union(*found)
-
-
-def _all_of(parts: list[BitMap], base: BitMap) -> BitMap:
-    result = base
-    for part in sorted(parts, key=len):
-        result = result & part
-        if not result:
-            break
-    return result
-
-
 class BaseBackend:
     """Planning, reading the postings and paging, shared by both databases; the dialect parts look
     words up in the vocabulary (typo corrections) and read rows by id."""
@@ -332,6 +231,7 @@ class BaseBackend:
         """Reads the operator's vocabulary (VPX_SEARCH_SYNONYMS) and recomputes stale corrections on a
         connection of its own."""
         self.database = database
+        city_names()  # the ZIP list read once, at start, not by the first question that names a place
         extra = getattr(database.settings, "search_synonyms", None)
         if extra is not None:
             from vpx.contacts.search.vocabulary import load
@@ -373,10 +273,16 @@ class BaseBackend:
         async def corrections(word: str) -> tuple[str, ...]:
             return await self._corrections(session, word, view)
 
+        async def names(word: str) -> bool:
+            held = await self._read(session, view, {NAME + word}, set())
+            return len(held.term(NAME + word)) >= FREQUENT_NAME
+
+        place_name = tuple(Clause(typed=(Option((word,)),), words=(word,)) for word in query.place_words)
         return Plan(
-            clauses=await plan_words(query.text, self.vocabulary, corrections),
+            clauses=await plan_words(query.text, self.vocabulary, corrections, names),
             specialty=plan_filter(query.specialty),
             license_type=plan_filter(query.license_type),
+            place_name=place_name,
         )
 
     async def _corrections(self, session: Reader, word: str, view: postings.View) -> tuple[str, ...]:
@@ -437,82 +343,135 @@ class BaseBackend:
                 self.bitmaps.put(key, view.generation, remembered)
             terms.prefixed[prefix] = remembered
         if view.pending:
-            _apply_pending(terms, view)
+            apply_pending(terms, view)
         return terms
 
-    async def _matches(
-        self, session: Reader, query: SearchQuery, plan: Plan, view: postings.View
-    ) -> tuple[list[BitMap], BitMap]:
-        """The tiers of a question (one when it has no words) and all its matches, unclamped."""
-        exact: set[str] = set()
-        prefixes: set[str] = set()
-        for clause, fields in self._clause_fields(plan):
-            shown = tuple(f for f in fields if f in TRADE_FIELDS)
-            for option, where in [(o, fields) for o in clause.typed] + [(o, shown) for o in clause.related]:
-                for i, word in enumerate(option.words):
-                    target = prefixes if option.prefix and i == len(option.words) - 1 else exact
-                    target.update(f + word for f in where)
-        facets = _facet_terms(query)
-        exact.update(facets)
-        if not facets and not plan.clauses:
-            exact.add(EVERY_CONTACT)
+    async def _matches(self, session: Reader, query: SearchQuery, plan: Plan, view: postings.View) -> Ranked:
+        """The tiers of a question (one when it has no words), all its matches, unclamped, and the
+        words it left out (vpx.contacts.search.matching)."""
+        typed = await self._plan(session, _as_typed(query), view) if query.as_typed else None
+        exact, prefixes = wanted_terms(plan)
+        if typed is not None:
+            more_exact, more_prefixes = wanted_terms(typed)
+            exact |= more_exact
+            prefixes |= more_prefixes
+        facets, place = _facet_terms(query)
+        exact.update(facets + place)
+        exact.add(EVERY_CONTACT)
         terms = await self._read(session, view, exact, prefixes)
-        base = _all_of([terms.term(t) for t in facets], terms.term(facets[0]) if facets else BitMap())
-        filters = [_clause(terms, c, ("s:",)) for c in plan.specialty]
-        filters += [_clause(terms, c, ("l:",)) for c in plan.license_type]
+        filters = [clause_ids(terms, c, ("s:",)) for c in plan.specialty]
+        filters += [clause_ids(terms, c, ("l:",)) for c in plan.license_type]
+        unplaced = [terms.term(t) for t in facets] + filters or [terms.term(EVERY_CONTACT)]
+        restrict = unplaced + [terms.term(t) for t in place]
         if not plan.clauses:
-            start = base if facets else terms.term(EVERY_CONTACT)
-            everything = _all_of(filters, start) if filters else start
-            return [everything], everything
-        required = plan.required
-        first, *rest = [_clause(terms, c, TEXT_FIELDS) for c in required]
-        everything = _all_of(rest + filters + ([base] if facets else []), first)
-        if not everything:
-            return [everything, BitMap(), BitMap()], everything
-        trade = _all_of([_clause(terms, c, TRADE_FIELDS) for c in required], everything)
-        named = _all_of([_clause(terms, c, (NAME,), typed_only=True) for c in plan.clauses], everything)
-        return [named, trade - named, everything - trade - named], everything
-
-    @staticmethod
-    def _clause_fields(plan: Plan) -> Iterable[tuple[Clause, tuple[str, ...]]]:
-        for clause in plan.clauses:
-            yield clause, TEXT_FIELDS
-        for clause in plan.specialty:
-            yield clause, ("s:",)
-        for clause in plan.license_type:
-            yield clause, ("l:",)
+            everything = all_of(restrict, terms.term(EVERY_CONTACT))
+            return Ranked([everything], everything)
+        ranked = rank(terms, plan, restrict, unplaced if query.as_typed else None)
+        if typed is None or not typed.clauses:
+            return ranked
+        # A place read without "in" or "near": the words as typed answer too (they may be a name, and
+        # the place's words are in its contacts' city), after the place's own answer, unless they
+        # could not all be matched.
+        as_words = rank(terms, typed, unplaced, None)
+        if set(as_words.dropped) - {w for c in typed.clauses if c.filler for w in c.words}:
+            return ranked
+        tiers = disjoint([*ranked.tiers, *as_words.tiers])
+        return Ranked(tiers, ranked.everything | as_words.everything, ranked.dropped)
 
     # --- answering -----------------------------------------------------------------------------
 
     async def interpret(
         self, session: Reader, query: SearchQuery, view: postings.View | None = None
     ) -> tuple[SearchQuery, Interpreted | None]:
-        """The question with a trailing place read into the filters (explicit filters win), and how
-        it was read; a place the catalogue does not know is left in the words."""
+        """The question with a place in its words read into the filters (explicit filters win), and
+        how it was read; a place the catalogue does not know is left in the words."""
+        if query.postal_code and not query.city:
+            view = view if view is not None else await postings.read_view(session)
+            query = await self._postal_place(session, view, query)
         if not query.text:
             return query, None
-        tokens = words(query.text)
-        place = read_place(tokens)
-        if place is not None:
-            state = query.state or place.state
-            city = query.city or place.city_name
-            view = view if view is not None else await postings.read_view(session)
-            if (
-                place.city
-                and not query.city
-                and not await self._knows_city(session, view, place.city_name or "", state)
-            ):
-                place = None
-            else:
-                text_ = " ".join(place.rest)
-                query = dataclasses.replace(query, text=text_, state=state, city=city)
-                return query, Interpreted(q=text_, city=city, state=state)
-        return query, Interpreted(q=query.text or "", city=query.city, state=query.state)
+        text = query.text
+        tokens = words(text)
+        view = view if view is not None else await postings.read_view(session)
+        readings = place_readings(tokens)
+        if query.city:
+            # The city parameter wins: a place the words mark ("in …", a ZIP code) is left out of them.
+            marked = next((r for r in readings if r.marked), None)
+            if marked is not None:
+                text_ = " ".join(marked.rest)
+                query = dataclasses.replace(query, text=text_)
+            return query, Interpreted(
+                q=query.text or "", city=query.city, state=query.state, postal_code=query.postal_code
+            )
+        reading = await self._place(session, view, readings, query.state)
+        if reading is None:
+            return query, Interpreted(q=text, city=query.city, state=query.state, postal_code=query.postal_code)
+        place, city = reading
+        text_ = " ".join(place.rest)
+        state = query.state or place.state
+        as_typed = text if place.named and not query.state else None
+        where = place.named[: len(place.city)] if place.city else place.named
+        query = dataclasses.replace(
+            query, text=text_, state=state, city=city, as_typed=as_typed, place_words=where if as_typed else ()
+        )
+        postal_code = place.postal_code or query.postal_code
+        return query, Interpreted(q=text_, city=city, state=state, postal_code=postal_code)
 
-    async def _knows_city(self, session: Reader, view: postings.View, city: str, state: str | None) -> bool:
-        wanted = {city_term(city)} | ({state_term(state)} if state else set())
+    async def _postal_place(self, session: Reader, view: postings.View, query: SearchQuery) -> SearchQuery:
+        """The query with the ``postal_code`` filter's city and state (the state when the catalogue
+        holds none of its city); one that names no ZIP code in use, or another state than ``state``,
+        matches nothing."""
+        code = (query.postal_code or "")[:5]
+        place = zip_places().get(code)
+        if place is None or (query.state and query.state != place[1]):
+            return dataclasses.replace(query, city=NO_CITY)
+        reading = Reading(rest=(), city=tuple(words(place[0])), state=place[1], postal_code=code)
+        found = await self._place(session, view, [reading], None)
+        city = found[1] if found is not None else None
+        return dataclasses.replace(query, city=city, state=place[1])
+
+    async def _place(
+        self, session: Reader, view: postings.View, readings: list[Reading], state: str | None
+    ) -> tuple[Reading, str | None] | None:
+        """The first reading whose place the catalogue holds (a city in its state, or a state), with
+        the city as the catalogue spells it; a ZIP code whose city it does not hold is its state. A
+        city named without its state is every city of that name, and in the state of them all when
+        the catalogue holds it in one state only."""
+        readings = [r for r in readings if not (state and r.state and r.state != state)]
+        if not readings:
+            return None
+        wanted = {city_term(" ".join(s)) for r in readings for s in spellings(r.city) if r.city}
+        wanted |= {state_term(r.state) for r in readings if r.state}
         terms = await self._read(session, view, wanted, set())
-        return bool(_all_of([terms.term(t) for t in wanted], terms.term(city_term(city))))
+        for reading in readings:
+            where = reading.state or state
+            in_state = terms.term(state_term(where)) if where else None
+            if not reading.city:
+                if in_state:
+                    return reading, None
+                continue
+            for spelling in spellings(reading.city):
+                held = terms.term(city_term(" ".join(spelling)))
+                if held and (in_state is None or held.intersect(in_state)):
+                    if where is None:
+                        reading = await self._one_state(session, view, reading, spelling, held)
+                    return reading, city_name(spelling)
+            if reading.postal_code and in_state:
+                return reading, None
+        return None
+
+    async def _one_state(
+        self, session: Reader, view: postings.View, reading: Reading, city: tuple[str, ...], held: BitMap
+    ) -> Reading:
+        """The reading with its city's state, when the catalogue holds the city in one state only."""
+        states = sorted(city_states().get(city, frozenset()))
+        if not states:
+            return reading
+        terms = await self._read(session, view, {state_term(s) for s in states}, set())
+        holding = [s for s in states if held.intersect(terms.term(state_term(s)))]
+        if len(holding) == 1 and len(held & terms.term(state_term(holding[0]))) == len(held):
+            return dataclasses.replace(reading, state=holding[0])
+        return reading
 
     async def _viewed(self, session: Reader, work: Callable[[postings.View], Awaitable[T]]) -> T:
         """``work`` on a view of the postings, again on a fresh view when a fold committed meanwhile
@@ -539,31 +498,35 @@ class BaseBackend:
         remembered = (key, view.stamp, horizon)
         answer = self.answers.get(remembered)
         if answer is None or (end > len(answer.ids) and not answer.complete):
-            tiers, everything = await self._matches(session, query, plan, view)
+            ranked = await self._matches(session, query, plan, view)
+            tiers = ranked.tiers
             if horizon is not None:
-                tiers = [_up_to(tier, horizon) for tier in tiers]
+                tiers = [up_to(tier, horizon) for tier in tiers]
             kept = max(KEPT_IDS, end)
-            ids = _page(tiers, 0, kept)
+            ids = page(tiers, 0, kept)
             total = sum(len(tier) for tier in tiers)
-            answer = Answer(array("q", ids), total, len(ids) == total, everything.max() if everything else 0)
+            highest = ranked.everything.max() if ranked.everything else 0
+            answer = Answer(array("q", ids), total, len(ids) == total, highest, ranked.dropped)
             if kept == KEPT_IDS:
                 self.answers.put(remembered, answer)
         if query.offset == 0 and answer.highest:
             self.horizons.put(key, answer.highest)
         ids = list(answer.ids[query.offset : end])
         by_id = {row.id: row for row in await self.rows_by_id(session, ids)} if ids else {}
+        if interpreted is not None and answer.dropped:
+            interpreted = dataclasses.replace(interpreted, dropped=answer.dropped)
         return SearchPage(
             rows=[by_id[i] for i in ids if i in by_id], total=answer.total, interpreted=interpreted, exact=view.complete
         )
 
     async def _plan(self, session: Reader, query: SearchQuery, view: postings.View) -> Plan:
-        """The question's plan, remembered for the postings' generation and the words waiting to be
-        folded in (its words' corrections depend on both)."""
+        """The question's plan, remembered for the postings and the changes waiting (its words'
+        corrections depend on the vocabulary, and whether a word is a frequent name on the names)."""
 
         async def compute(reader: Reader) -> Plan:
             return await self.plan(reader, query, view)
 
-        key = (query.text, query.specialty, query.license_type, view.generation, view.words)
+        key = (query.text, query.specialty, query.license_type, query.place_words, view.stamp)
         return await self.plans.get(key, compute, session)
 
     async def matching_ids(self, session: Reader, query: SearchQuery) -> BitMap | None:
@@ -571,10 +534,10 @@ class BaseBackend:
 
         async def work(view: postings.View) -> BitMap | None:
             interpreted, _ = await self.interpret(session, query, view)
-            plan = await self.plan(session, interpreted, view)
+            plan = await self._plan(session, interpreted, view)
             if plan.empty:
                 return None
-            return (await self._matches(session, interpreted, plan, view))[1]
+            return (await self._matches(session, interpreted, plan, view)).everything
 
         return await self._viewed(session, work)
 
@@ -613,53 +576,24 @@ def _of_generation(read: postings.Read, view: postings.View) -> dict[str, BitMap
     return read.bitmaps
 
 
-def _facet_terms(query: SearchQuery) -> list[str]:
-    terms = []
+def _facet_terms(query: SearchQuery) -> tuple[list[str], list[str]]:
+    """The filters' terms, and the place's when it was read from the words without "in" or "near"."""
+    terms: list[str] = []
+    place: list[str] = []
     if query.state:
-        terms.append(state_term(query.state))
+        (place if query.as_typed else terms).append(state_term(query.state))
     if query.industry:
         terms.append(industry_term(query.industry))
     if query.city:
-        terms.append(city_term(query.city))
+        (place if query.as_typed else terms).append(NOTHING if query.city == NO_CITY else city_term(query.city))
     if query.email_status:
         terms.append(email_term(query.email_status))
-    return terms
+    return terms, place
 
 
-def _apply_pending(terms: Terms, view: postings.View) -> None:
-    """Brings the bitmaps read up to the pending changes: each changed contact is in a term's bitmap
-    exactly when it has the term now (new bitmaps are made, never the remembered ones changed)."""
-    changed = view.changed
-    for key, bitmap in list(terms.exact.items()):
-        members = view.by_term.get(key)
-        if members or bitmap.intersect(changed):
-            terms.exact[key] = (bitmap - changed) | (members or BitMap())
-    for key, bitmap in list(terms.prefixed.items()):
-        members = view.having_prefix(key)
-        if members or bitmap.intersect(changed):
-            terms.prefixed[key] = (bitmap - changed) | members
-
-
-def _up_to(bitmap: BitMap, highest: int) -> BitMap:
-    if not bitmap or bitmap.max() <= highest:
-        return bitmap
-    kept = bitmap.copy()
-    kept.remove_range(highest + 1, postings.MOST_ID + 1)
-    return kept
-
-
-def _page(tiers: list[BitMap], offset: int, limit: int) -> list[int]:
-    ids: list[int] = []
-    for tier in tiers:
-        if len(ids) >= limit:
-            break
-        if offset >= len(tier):
-            offset -= len(tier)
-            continue
-        end = min(len(tier), offset + limit - len(ids))
-        ids.extend(tier[offset:end])
-        offset = 0
-    return ids
+def _as_typed(query: SearchQuery) -> SearchQuery:
+    """The question as typed, without the place read from its words."""
+    return dataclasses.replace(query, text=query.as_typed, state=None, city=None, as_typed=None, place_words=())
 
 
 def backend_for(dialect: str) -> BaseBackend:

@@ -1,4 +1,4 @@
-"""How search reads people's words: inflections and trailing places.
+"""How search reads people's words: inflections (places: vpx.contacts.search.places).
 
 - ``stem``: a conservative English stemmer for plurals only ("dentists" → dentist, "pharmacies" →
   pharmacy, "churches" → church), the same on both databases because it runs here, in Python, on the
@@ -6,19 +6,14 @@
   ``data/no_stem.txt``: family names whose singular is another word ("Wells" is not "well",
   "Williams" is not "William"), and words that only look plural ("texas", "news").
 - ``forms``: the words a question word also matches: its stem and the stem's plural.
-- ``read_place``: a trailing "in PLACE" / "near PLACE" ("dentists in austin tx"), which a caller turns
-  into the city and state filters when the catalogue knows the place.
 
 docs/search.md says which cases were checked and why.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
-
-from vpx.geography import STATE_CODES, STATES, TERRITORIES
 
 # Shorter words are left alone: "gas", "bus", "its" and most two- and three-letter words are not plurals.
 _SHORTEST = 4
@@ -72,54 +67,3 @@ def forms(word: str) -> tuple[str, ...]:
     many = plural(word)
     # "dentist" as a prefix already matches "dentists"; "pharmacy" does not match "pharmacies".
     return () if many.startswith(word) else (many,)
-
-
-# A place: what follows the last "in" or "near" of a question, when something precedes it.
-_PLACE_WORDS = frozenset({"in", "near"})
-_STATE_NAMES: dict[tuple[str, ...], str] = {
-    tuple(name.lower().replace(".", "").split()): code for code, name in {**STATES, **TERRITORIES}.items()
-}
-_LONGEST_STATE_NAME = max(len(name) for name in _STATE_NAMES)
-
-
-@dataclass(frozen=True)
-class Place:
-    """A trailing place read from a question: the words before it, and its city words and state code
-    (either may be missing, not both)."""
-
-    rest: tuple[str, ...]
-    city: tuple[str, ...]
-    state: str | None
-
-    @property
-    def city_name(self) -> str | None:
-        return " ".join(word.capitalize() for word in self.city) if self.city else None
-
-
-def read_place(tokens: list[str]) -> Place | None:
-    """The trailing "in/near PLACE" of a question's words (as ``normalise.words`` cuts them), or None.
-    PLACE is a city, a city and a state (code or name), or a state alone: "austin tx", "austin texas",
-    "texas", "san francisco". Whether the catalogue knows a city is for the caller to check; only a
-    trailing place is read, so "Boston Dental" stays a name."""
-    for index in range(len(tokens) - 2, 0, -1):
-        if tokens[index] in _PLACE_WORDS:
-            place = _parse_place(tokens[index + 1 :])
-            if place is not None:
-                return Place(rest=tuple(tokens[:index]), city=place[0], state=place[1])
-            return None
-    return None
-
-
-def _parse_place(words: list[str]) -> tuple[tuple[str, ...], str | None] | None:
-    if words and words[-1] in {"me", "here"}:
-        return None  # "near me": nothing to read
-    for size in range(min(_LONGEST_STATE_NAME, len(words)), 0, -1):
-        code = _STATE_NAMES.get(tuple(words[-size:]))
-        if code is not None:
-            return tuple(words[:-size]), code
-    last = words[-1].upper()
-    if len(words) > 1 and len(last) == 2 and last in STATE_CODES:
-        return tuple(words[:-1]), last
-    if len(words) == 1 and len(last) == 2 and last in STATE_CODES and last != "IN":
-        return (), last
-    return tuple(words), None

@@ -282,10 +282,20 @@ def _carry_index(view: View, earlier: View) -> None:
                 born.add(term)
     view.__dict__["by_term"] = by_term
     if "sorted_terms" in earlier.__dict__:
-        terms = [term for term in earlier.sorted_terms if term not in gone] if gone else list(earlier.sorted_terms)
-        for term in sorted(born - gone):
-            insort(terms, term)
+        # A term may leave and come back (its last holder left it, a later contact took it): what
+        # counts is whether it is held at the end, and whether the earlier list had it.
+        gone = {term for term in gone if term not in by_term}
+        earlier_terms = earlier.sorted_terms
+        terms = [term for term in earlier_terms if term not in gone] if gone else list(earlier_terms)
+        for term in sorted(born):
+            if term in by_term and not _in_sorted(earlier_terms, term):
+                insort(terms, term)
         view.__dict__["sorted_terms"] = terms
+
+
+def _in_sorted(terms: list[str], term: str) -> bool:
+    at = bisect_left(terms, term)
+    return at < len(terms) and terms[at] == term
 
 
 # --- writing ---------------------------------------------------------------------------------

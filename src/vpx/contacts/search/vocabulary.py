@@ -31,7 +31,7 @@ from rapidfuzz.distance import OSA
 from vpx.contacts.normalise import words
 from vpx.contacts.search.language import plural, stem
 
-BUILT_IN = ("data/trades.txt", "data/everyday.txt")
+BUILT_IN = ("data/trades.txt", "data/everyday.txt", "data/activities.txt")
 # The longest term, in words, a rule may have (and so the longest run of a question's words looked up).
 MAX_TERM_WORDS = 6
 

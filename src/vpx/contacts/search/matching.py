@@ -1,0 +1,269 @@
+"""The set algebra of an answer: which contacts a question matches, in which order, and which of its
+words it could do without, worked out from the bitmaps of its terms (vpx.contacts.search.postings).
+
+Every word first: the answer holds the contacts that match every word of the question that is not
+filler or a role word (vpx.contacts.search.plan), within the filters and the place. When none does, the
+answer leaves words out, the fewest it can and the least informative first, and says which
+(``_fewer_words``): a word that matches nothing or only starts longer words goes first, then words the
+trade vocabulary does not know (a modifier such as "emergency"), then the later words. The total
+counts the contacts that match every word kept.
+
+The order, each tier in contact id order:
+0. (a place read from the words without "in" or "near") the business name holds the question's words
+   and the place's: "Boston Dental" is that business wherever it is;
+1. the business name holds the words as typed (or their other forms), filler words included first;
+2. the name holds them with a typo's corrections;
+3. the name or specialty holds them or the vocabulary's words for them: what the business is;
+4. the licence type does (a licence is shared by several trades: "Real Estate Broker" is held by
+   property managers too, "Medical Doctor (MD)" by every physician);
+5. those of tiers 2 to 4 whose specialty says they are another kind of business than the trade
+   (a supplier, a utility, software, staffing: OTHER_KINDS), unless the question says so too;
+6. anything else that matches (the words found only in the industry or the city).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+from pyroaring import BitMap
+
+from vpx.contacts.search import postings
+from vpx.contacts.search.plan import Clause, Option, Plan
+from vpx.contacts.search.terms import NAME, SPECIALTY, TEXT_FIELDS, TRADE_FIELDS
+
+# Words after which a question says what for or with what, not what business ("braces for kids").
+PURPOSE_WORDS = frozenset({"for", "with"})
+# Specialty words that make a business another kind than the trade it names: "Electrical Supplies"
+# (a wholesaler) and "Electric Utility" are not electricians, "Accounting Software" is no accountant.
+OTHER_KINDS = frozenset(
+    {"supply", "supplies", "supplier", "wholesale", "utility", "utilities", "software", "staffing", "distribution"}
+)
+
+
+@dataclass
+class Terms:
+    """The bitmaps one question needs, read (or remembered) and brought up to date with the changes
+    pending in its view."""
+
+    exact: dict[str, BitMap] = field(default_factory=dict)
+    prefixed: dict[str, BitMap] = field(default_factory=dict)
+
+    def term(self, term: str) -> BitMap:
+        return self.exact.get(term) or BitMap()
+
+    def word(self, fields: Iterable[str], word: str, prefix: bool) -> BitMap:
+        source = self.prefixed if prefix else self.exact
+        found = [source[f + word] for f in fields if f + word in source]
+        return BitMap.union(*found) if found else BitMap()
+
+
+def wanted_terms(plan: Plan) -> tuple[set[str], set[str]]:
+    """The exact terms and the prefixes a plan reads."""
+    exact: set[str] = set()
+    prefixes: set[str] = set()
+    for clause, fields in clause_fields(plan):
+        shown = tuple(f for f in fields if f in TRADE_FIELDS)
+        for option, where in [(o, fields) for o in clause.typed] + [(o, shown) for o in clause.related]:
+            for i, word in enumerate(option.words):
+                target = prefixes if option.prefix and i == len(option.words) - 1 else exact
+                target.update(f + word for f in where)
+        for option in clause.typed:
+            if option.prefix:  # whether it is a whole word too (vpx.contacts.search.matching._whole)
+                exact.update(f + word for word in option.words for f in fields)
+    for clause in plan.place_name:
+        for option in clause.typed:
+            exact.update(NAME + word for word in option.words)
+    if plan.clauses:
+        exact.update(SPECIALTY + word for word in OTHER_KINDS)
+    return exact, prefixes
+
+
+def clause_fields(plan: Plan) -> Iterable[tuple[Clause, tuple[str, ...]]]:
+    for clause in plan.clauses:
+        yield clause, TEXT_FIELDS
+    for clause in plan.specialty:
+        yield clause, (SPECIALTY,)
+    for clause in plan.license_type:
+        yield clause, ("l:",)
+
+
+def option_ids(terms: Terms, option: Option, fields: tuple[str, ...]) -> BitMap:
+    last = len(option.words) - 1
+    if last == 0:
+        return terms.word(fields, option.words[0], option.prefix)
+    per_field = []
+    for f in fields:
+        parts = [terms.word((f,), w, option.prefix and i == last) for i, w in enumerate(option.words)]
+        per_field.append(BitMap.intersection(*parts))
+    return BitMap.union(*per_field)
+
+
+def clause_ids(
+    terms: Terms, clause: Clause, fields: tuple[str, ...], *, typed_only: bool = False, literal: bool = False
+) -> BitMap:
+    """Contacts that satisfy a clause in these fields: its words as typed anywhere in them (``literal``:
+    without a typo's corrections), the vocabulary's words only where a trade shows itself (name,
+    specialty, licence): "real estate" for "realtors" is not every business of the real-estate industry."""
+    typed = [o for o in clause.typed if not (literal and o.corrected)]
+    found = [option_ids(terms, option, fields) for option in typed]
+    trade = tuple(f for f in fields if f in TRADE_FIELDS)
+    if not (typed_only or literal) and trade:
+        found += [option_ids(terms, option, trade) for option in clause.related]
+    return BitMap.union(*found) if found else BitMap()
+
+
+def all_of(parts: Sequence[BitMap], base: BitMap) -> BitMap:
+    result = base
+    for part in sorted(parts, key=len):
+        result = result & part
+        if not result:
+            break
+    return result
+
+
+def intersection(parts: Sequence[BitMap]) -> BitMap:
+    ordered = sorted(parts, key=len)
+    return all_of(ordered[1:], ordered[0]) if ordered else BitMap()
+
+
+@dataclass(frozen=True)
+class Ranked:
+    """A question's tiers in page order, every contact it matches, and the words it left out."""
+
+    tiers: list[BitMap]
+    everything: BitMap
+    dropped: tuple[str, ...] = ()
+
+
+def rank(terms: Terms, plan: Plan, restrict: list[BitMap], unplaced: list[BitMap] | None) -> Ranked:
+    """The answer to a plan with words, within ``restrict`` (the filters' and the place's bitmaps;
+    never empty: at least every active contact). ``unplaced``: the filters without the place, when
+    the place was read from the words without "in" or "near" (tier 0)."""
+    required = list(plan.required)
+    bitmaps = [clause_ids(terms, c, TEXT_FIELDS) for c in required]
+    everything = intersection(bitmaps + restrict)
+    kept = required
+    optional = [c for c in plan.clauses if c.optional and not c.filler]
+    if not everything:
+        kept, everything = _fewer_words(terms, plan.clauses, required, optional, restrict)
+        optional = [c for c in optional if c not in kept]
+    filler = [c for c in plan.clauses if c.filler]
+    left_out = [c for c in required if c not in kept]
+    dropped = tuple(w for c in plan.clauses if c.filler or c in left_out for w in c.words)
+    tiers: list[BitMap] = []
+    if unplaced is not None and plan.place_name and not left_out:
+        in_name = [clause_ids(terms, c, (NAME,), typed_only=True) for c in [*kept, *optional, *plan.place_name]]
+        named_here = intersection(in_name + unplaced)
+        tiers.append(named_here)
+        everything = everything | named_here
+    if not everything:
+        return Ranked([everything], everything, dropped)
+    literal = all_of([clause_ids(terms, c, (NAME,), literal=True) for c in [*kept, *optional]], everything)
+    if filler:
+        tiers.append(all_of([clause_ids(terms, c, (NAME,), literal=True) for c in filler], literal))
+    tiers.append(literal)
+    named = all_of([clause_ids(terms, c, (NAME,), typed_only=True) for c in [*kept, *optional]], everything)
+    shown = all_of([clause_ids(terms, c, (NAME, SPECIALTY)) for c in kept], everything)
+    trade = all_of([clause_ids(terms, c, TRADE_FIELDS) for c in kept], everything)
+    # The question's words and the vocabulary's for them: "temp agency" asks for staffing.
+    asked = {w for c in plan.clauses for o in (*c.typed, *c.related) for w in (*c.words, *o.words)}
+    other_kind = [terms.term(SPECIALTY + w) for w in OTHER_KINDS - asked]
+    demoted = (named | trade) & BitMap.union(*other_kind) if other_kind else BitMap()
+    tiers += [named - demoted, shown - demoted, trade - demoted, demoted, everything]
+    return Ranked(disjoint(tiers), everything, dropped)
+
+
+def disjoint(tiers: list[BitMap]) -> list[BitMap]:
+    """Each tier without the contacts of the tiers before it."""
+    seen = BitMap()
+    kept = []
+    for tier in tiers:
+        kept.append(tier - seen)
+        seen |= tier
+    return kept
+
+
+def _fewer_words(
+    terms: Terms, clauses: Sequence[Clause], required: list[Clause], roles: list[Clause], restrict: list[BitMap]
+) -> tuple[list[Clause], BitMap]:
+    """The most words that some contacts match together, and those contacts. Of the sets of that many
+    words, the one that keeps the most words matched as whole words ("cat" only starts cattle and
+    catering), then the most words the vocabulary knows ("emergency dental": dental), then the fewest
+    role words, then the fewest words after "for" or "with" ("braces for kids": braces), then the latest
+    words (a trade is the last noun of its name: "commercial painter" is a painter). A role word counts only
+    when the vocabulary has a rule for it alone ("diesel mechanic" is a mechanic; "drainage service"
+    is not every service), and an answer keeps at least one word that is not a role word or is such."""
+    candidates = required + [c for c in roles if c.related]
+    order = {id(c): i for i, c in enumerate(clauses)}
+    purpose = next((i for i, c in enumerate(clauses) if c.filler and c.words[0] in PURPOSE_WORDS), len(clauses))
+    after = [order[id(c)] > purpose for c in candidates]
+    within = [intersection([clause_ids(terms, c, TEXT_FIELDS), *restrict]) for c in candidates]
+    whole = [_whole(terms, c) for c in candidates]
+    for size in range(min(len(required), len(candidates) - 1), 0, -1):
+        best: tuple[tuple[int, int, int, int, int], tuple[int, ...], BitMap] | None = None
+        for chosen in combinations(range(len(candidates)), size):
+            if any(not within[i] for i in chosen):
+                continue
+            found = intersection([within[i] for i in chosen])
+            if not found:
+                continue
+            weight = (
+                -sum(whole[i] for i in chosen),
+                -sum(candidates[i].known for i in chosen),
+                sum(candidates[i].optional for i in chosen),
+                sum(after[i] for i in chosen),
+                -sum(order[id(candidates[i])] for i in chosen),
+            )
+            if best is None or weight < best[0]:
+                best = (weight, chosen, found)
+        if best is not None:
+            return [candidates[i] for i in best[1]], best[2]
+    return [], BitMap()
+
+
+def _whole(terms: Terms, clause: Clause) -> bool:
+    """Whether some contact holds the clause's words as whole words (as typed, another form, or the
+    vocabulary's), not only as the start of longer ones."""
+    for option in clause.typed:
+        exact = Option(option.words)
+        if option_ids(terms, exact, TEXT_FIELDS):
+            return True
+    return any(option_ids(terms, option, TRADE_FIELDS) for option in clause.related)
+
+
+def apply_pending(terms: Terms, view: postings.View) -> None:
+    """Brings the bitmaps read up to the pending changes: each changed contact is in a term's bitmap
+    exactly when it has the term now (new bitmaps are made, never the remembered ones changed)."""
+    changed = view.changed
+    for key, bitmap in list(terms.exact.items()):
+        members = view.by_term.get(key)
+        if members or bitmap.intersect(changed):
+            terms.exact[key] = (bitmap - changed) | (members or BitMap())
+    for key, bitmap in list(terms.prefixed.items()):
+        members = view.having_prefix(key)
+        if members or bitmap.intersect(changed):
+            terms.prefixed[key] = (bitmap - changed) | members
+
+
+def up_to(bitmap: BitMap, highest: int) -> BitMap:
+    if not bitmap or bitmap.max() <= highest:
+        return bitmap
+    kept = bitmap.copy()
+    kept.remove_range(highest + 1, postings.MOST_ID + 1)
+    return kept
+
+
+def page(tiers: list[BitMap], offset: int, limit: int) -> list[int]:
+    ids: list[int] = []
+    for tier in tiers:
+        if len(ids) >= limit:
+            break
+        if offset >= len(tier):
+            offset -= len(tier)
+            continue
+        end = min(len(tier), offset + limit - len(ids))
+        ids.extend(tier[offset:end])
+        offset = 0
+    return ids
