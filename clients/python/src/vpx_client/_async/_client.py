@@ -25,6 +25,8 @@ from vpx_client._meta import RateLimitState
 from vpx_client._version import __version__
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+# A test key's prefix: its requests run against the server's sandbox, on a test balance.
+TEST_KEY_PREFIX = "vpx_test_"
 
 
 class AsyncClient:
@@ -50,6 +52,7 @@ class AsyncClient:
         key = api_key or os.environ.get("VPX_API_KEY")
         if not key:
             raise ValueError("an API key is needed: pass api_key or set VPX_API_KEY")
+        self._livemode = not key.strip().startswith(TEST_KEY_PREFIX)
         self._transport = AsyncTransport(
             api_key=key,
             base_url=base_url or os.environ.get("VPX_API_URL") or DEFAULT_BASE_URL,
@@ -77,6 +80,11 @@ class AsyncClient:
     @property
     def base_url(self) -> str:
         return self._transport.base_url
+
+    @property
+    def livemode(self) -> bool:
+        """False with a test key (``vpx_test_…``): every call sees the sandbox and spends the test balance."""
+        return self._livemode
 
     @property
     def rate_limit(self) -> RateLimitState | None:

@@ -21,6 +21,7 @@ from vpx_client.models import (
     LedgerPage,
     ProviderKeyList,
     ProviderKeyView,
+    TestBalanceReset,
 )
 
 
@@ -50,6 +51,11 @@ class Account:
 
         return by_cursor(page, lambda p: p.next_cursor, lambda p: p.entries)
 
+    def reset_test_balance(self) -> TestBalanceReset:
+        """Test mode: sets the test balance back to its start (never the real balance); any key of Standard
+        or Full Access, of either mode."""
+        return self._t.call("POST", "/account/test-balance/reset", TestBalanceReset)
+
     # --- API keys (D28), Full Access ---
 
     def keys(self, *, status: str | None = None, limit: int | None = None, cursor: str | None = None) -> KeyList:
@@ -70,12 +76,19 @@ class Account:
         *,
         name: str | None = None,
         ip_allowlist: Sequence[str] | None = None,
+        mode: str | None = None,
         idempotency_key: str | None = None,
     ) -> KeyCreated:
-        """A new key of ``key_type`` (`ro`, `live` or `full`); its ``secret`` is in this answer only."""
+        """A new key of ``key_type`` (`ro`, `live` or `full`); its ``secret`` is in this answer only.
+        ``mode="test"`` makes a test key (`vpx_test_…`), which sees the sandbox and spends a test balance."""
         body = _policy.body_of(
             None,
-            {"type": key_type, "name": name, "ip_allowlist": list(ip_allowlist) if ip_allowlist is not None else None},
+            {
+                "type": key_type,
+                "mode": mode,
+                "name": name,
+                "ip_allowlist": list(ip_allowlist) if ip_allowlist is not None else None,
+            },
         )
         return self._t.call("POST", "/keys", KeyCreated, body=body, idempotency_key=idempotency_key or AUTO)
 
