@@ -7,8 +7,10 @@ from decimal import Decimal
 import httpx
 from fastapi import FastAPI
 
+from tests.conftest import asgi_client
 from tests.factories import Factory
-from tests.sandbox.conftest import test_keys
+from tests.sandbox.conftest import sandbox_settings, test_keys
+from vpx.app import create_app
 
 
 async def test_a_test_key_sees_the_sandbox_and_a_live_key_never_does(
@@ -98,3 +100,20 @@ async def test_a_test_key_manages_test_keys_only(client: httpx.AsyncClient, fact
         assert (await client.delete(f"/api/v1/keys/{key_id}", headers=full)).status_code == 404
     everything = (await client.get("/api/v1/keys", headers=account.headers("full"))).json()
     assert {k["mode"] for k in everything["keys"]} == {"live", "test"}
+
+
+async def test_without_test_mode_no_test_key_is_made_or_taken(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory, database_url: str, sandbox_url: str
+) -> None:
+    account = await factory.account()
+    keys = await test_keys(client, account)
+    off = create_app(sandbox_settings(database_url, sandbox_url, test_mode=False), clock=app.state.clock)
+    try:
+        async with asgi_client(off) as http:
+            made = await http.post("/api/v1/keys", json={"type": "ro", "mode": "test"}, headers=account.headers("full"))
+            assert made.status_code == 422 and made.json()["code"] == "invalid_parameters"
+            refused = await http.get("/api/v1/account", headers={"X-API-Key": keys["ro"]})
+            assert refused.status_code == 401 and "test mode" in refused.json()["detail"]
+            assert (await http.get("/api/v1/account", headers=account.headers("ro"))).status_code == 200
+    finally:
+        await off.state.database.dispose()

@@ -18,7 +18,7 @@ from vpx.auth.keys import LABELS, KeyType
 from vpx.auth.schemas import KeyCreate, KeyCreated, KeyList, KeyUpdate, KeyView
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import AppSettings, Now
-from vpx.errors import InsufficientPermission, NotFound, problem_responses
+from vpx.errors import InsufficientPermission, InvalidParameters, NotFound, problem_responses
 from vpx.idempotency.service import run_idempotent
 from vpx.models import ApiKey
 
@@ -108,10 +108,12 @@ async def create_key(
 ) -> Response:
     """A new key; its `secret` is in this response only. At most 5 active keys of each mode, live and
     test (a sixth is a 409 `key_limit_reached`). `"mode": "test"` makes a test key (`vpx_test_…`); a test
-    key makes test keys only. Accepts `Idempotency-Key`: a repeat with the same key and body within 24
-    hours returns the same key, with `secret: null`."""
+    key makes test keys only; a server without test mode makes none (422). Accepts `Idempotency-Key`: a
+    repeat with the same key and body within 24 hours returns the same key, with `secret: null`."""
     if not caller.livemode and body.mode != "test":
         raise InsufficientPermission('A test key can create test keys only: send "mode": "test".')
+    if body.mode == "test" and request.app.state.sandbox is None:
+        raise InvalidParameters("This server runs without test mode: it makes no test keys.")
     created: dict[str, KeyCreated] = {}
 
     async def handler() -> Response:
