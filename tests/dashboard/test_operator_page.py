@@ -132,6 +132,9 @@ async def test_the_right_token_opens_the_page_with_sources_and_quality(
     assert re.search(r"<td>bounced</td><td class=\"num\">1</td><td class=\"num\">25.0%</td>", page.text)
     assert "No refunds yet." in page.text and "Opened" in page.text
     assert "Operator <strong>admin</strong>" in page.text
+    # The compliance panel: DROP not configured here, no batch, no request, no DNC data.
+    assert 'data-testid="compliance"' in page.text and "not configured (VPX_DROP_URL)" in page.text
+    assert "0 open, 0 overdue" in page.text and "none imported" in page.text
     assert ADMIN_TOKEN not in page.text
     assert all(ADMIN_TOKEN not in value for value in web.http.cookies.values())
 
