@@ -327,3 +327,49 @@ async def test_first_pages_of_every_size_agree_with_the_later_pages(
             ).json()
             assert [c["id"] for c in body["contacts"]] == walk[:limit], (question, limit)
             assert body["total"] >= len(walk)
+
+
+async def test_exclude_dnc_leaves_out_phones_that_may_not_be_called(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory
+) -> None:
+    """`exclude_dnc=true` leaves out the contacts whose phone the Do-Not-Call registry lists or whose
+    person asked not to be called (contacts.phone_dnc listed or requested: the postings' #dnc term),
+    keeps those not screened yet (unknown), those clear and those without a phone; before and after
+    the changes are folded in, with words and without."""
+    from sqlalchemy import update
+
+    from vpx.models import Contact
+
+    account = await factory.account()
+    headers = account.headers("ro")
+    states = ["listed", "requested", "unknown", "clear", None]
+    ids = [
+        await factory.contact(business_name=f"Kestrel Roofing {i}", city="Reno", state="NV", **details(i))
+        for i in range(len(states))
+    ]
+    for contact_id, state in zip(ids, states, strict=True):
+        async with app.state.database.write_sessions() as session, session.begin():
+            values = {"phone_dnc": state} if state else {"phone": None}
+            await session.execute(update(Contact).where(Contact.id == int(contact_id[3:])).values(**values))
+
+    async def found(**params: str) -> list[str]:
+        body = (await client.get("/api/v1/contacts/search", params=params, headers=headers)).json()
+        assert body["total"] == len(body["contacts"])
+        return sorted(c["id"] for c in body["contacts"])
+
+    kept = sorted(ids[2:])
+    for _ in range(2):
+        assert await found(q="kestrel", exclude_dnc="true") == kept
+        assert await found(q="kestrel", exclude_dnc="false") == sorted(ids)
+        assert await found(state="NV", exclude_dnc="true") == kept
+        posted = await client.post(
+            "/api/v1/contacts/search", json={"q": "kestrel", "exclude_dnc": True}, headers=headers
+        )
+        assert sorted(c["id"] for c in posted.json()["contacts"]) == kept
+        async with app.state.database.write_sessions() as session, session.begin():
+            await postings.merge(session)
+    # A phone that becomes listed later leaves the answer, one that is cleared comes back.
+    async with app.state.database.write_sessions() as session, session.begin():
+        await session.execute(update(Contact).where(Contact.id == int(ids[2][3:])).values(phone_dnc="listed"))
+        await session.execute(update(Contact).where(Contact.id == int(ids[0][3:])).values(phone_dnc="clear"))
+    assert await found(q="kestrel", exclude_dnc="true") == sorted([ids[0], ids[3], ids[4]])

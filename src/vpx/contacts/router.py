@@ -57,6 +57,7 @@ def _query(filters: SearchFilters, text: str | None) -> SearchQuery:
         offset=filters.offset,
         email_status=filters.email_status,
         postal_code=filters.postal_code,
+        exclude_dnc=filters.exclude_dnc,
     )
 
 

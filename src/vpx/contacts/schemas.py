@@ -122,6 +122,13 @@ class SearchFilters(TrimmedModel):
         "when the catalogue holds no business in its city. The `city` filter wins over it; with a `state` of "
         "another state it matches nothing.",
     )
+    exclude_dnc: bool = Field(
+        default=False,
+        description="Leave out contacts whose phone may not be called for marketing: listed on the national "
+        "Do-Not-Call registry, or on a person's own request. A phone not screened against current registry data "
+        "yet is kept (the revealed contact's `phone_dnc` says what is known: screen it before calling); contacts "
+        "without a phone are kept.",
+    )
     limit: JsonInt = Field(default=25, ge=1, le=100, description="Page size, 1–100.")
     offset: JsonInt = Field(default=0, ge=0, le=MAX_OFFSET, description=f"0–{MAX_OFFSET}.")
 

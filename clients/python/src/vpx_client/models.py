@@ -877,10 +877,24 @@ class Interpretation(ApiModel):
     city: Annotated[
         str | None,
         Field(
-            description="The city searched: the `city` filter, else a trailing place of the words.",
+            description="The city searched: the `city` filter, else a place in the words (every city of that name when no state is given and the catalogue holds it in several states).",
             title="City",
         ),
     ]
+    dropped: Annotated[
+        list[str] | None,
+        Field(
+            description="Words of `q` the answer does not require: filler such as `near me` or `best`, and words left out because no business matches them together with the rest (`total` counts the businesses that match every other word); empty when every word matched.",
+            title="Dropped",
+        ),
+    ] = None
+    postal_code: Annotated[
+        str | None,
+        Field(
+            description="The ZIP code the place was read from (`dentist 78701`: the ZIP code's city and state are searched), else null.",
+            title="Postal Code",
+        ),
+    ] = None
     q: Annotated[
         str,
         Field(
@@ -891,7 +905,7 @@ class Interpretation(ApiModel):
     state: Annotated[
         str | None,
         Field(
-            description="The state searched: the `state` filter, else a trailing place of the words.",
+            description="The state searched: the `state` filter, else a place in the words.",
             title="State",
         ),
     ]
@@ -2135,6 +2149,20 @@ LicenseType = TypeAliasType(
 )
 
 
+PostalCode1 = TypeAliasType(
+    "PostalCode1",
+    Annotated[
+        str,
+        Field(
+            description="A US ZIP code (or ZIP+4).",
+            examples=["78701"],
+            pattern="^[0-9]{5}(-[0-9]{4})?$",
+            title="Postal Code",
+        ),
+    ],
+)
+
+
 Q = TypeAliasType(
     "Q",
     Annotated[
@@ -2193,6 +2221,13 @@ class SearchBody(ApiModel):
             title="Email Status",
         ),
     ] = None
+    exclude_dnc: Annotated[
+        bool | None,
+        Field(
+            description="Leave out contacts whose phone may not be called for marketing: listed on the national Do-Not-Call registry, or on a person's own request. A phone not screened against current registry data yet is kept (the revealed contact's `phone_dnc` says what is known: screen it before calling); contacts without a phone are kept.",
+            title="Exclude Dnc",
+        ),
+    ] = False
     industry: Annotated[
         Literal["accounting", "advertising-marketing", "agriculture", "automotive", "aviation-aerospace", "banking", "beauty-personal-care", "biotech-pharma", "construction", "consulting", "cybersecurity", "dental", "ecommerce", "education", "energy-utilities", "engineering", "entertainment-media", "environmental-services", "financial-services", "fitness-wellness", "food-beverage", "government", "healthcare", "home-services", "hospitality", "hr-staffing", "insurance", "it-services", "legal", "logistics-transportation", "manufacturing", "medical-devices", "mental-health", "nonprofit", "pet-services", "real-estate", "restaurants", "retail", "saas", "security-services", "senior-care", "solar", "telecommunications", "travel", "veterinary", "wholesale-distribution"] | None,
         Field(title="Industry"),
@@ -2204,6 +2239,14 @@ class SearchBody(ApiModel):
     offset: Annotated[
         int | None, Field(description="0–10000.", ge=0, le=10000, title="Offset")
     ] = 0
+    postal_code: Annotated[
+        PostalCode1 | None,
+        Field(
+            description="A US ZIP code in use (ZIP+4 read as its first five digits): its city and state are searched, as the ZIP code list names them (`interpreted.postal_code` says so when there are words); its state alone when the catalogue holds no business in its city. The `city` filter wins over it; with a `state` of another state it matches nothing.",
+            examples=["78701"],
+            title="Postal Code",
+        ),
+    ] = None
     q: Annotated[Q | None, Field(description="Synonym of `query`.", title="Q")] = None
     query: Annotated[
         Query | None,
@@ -2231,14 +2274,18 @@ class SearchResult(ApiModel):
     interpreted: Annotated[
         Interpretation | None,
         Field(
-            description="How the words were read (null without words): a trailing place such as `dentists in austin tx` or `… near Austin, TX` becomes the city and state searched; the `city` and `state` filters win over such a place.",
-            examples=[{"city": "Austin", "q": "dentists", "state": "TX"}],
+            description="How the words were read (null without words): a place before or after the words, such as `dentists in austin tx`, `Charleston SC roofers` or `dentist 78701`, becomes the city and state searched (a business whose name holds the place's words comes first, wherever it is); the `city` and `state` filters win over such a place. `dropped` says which words the answer did without.",
+            examples=[{"city": "Austin", "dropped": [], "q": "dentists", "state": "TX"}],
         ),
     ] = None
     limit: Annotated[int, Field(title="Limit")]
     offset: Annotated[int, Field(title="Offset")]
     total: Annotated[
-        int, Field(description="All matches, not just this page.", title="Total")
+        int,
+        Field(
+            description="All matches, not just this page: the businesses that match every word not in `interpreted.dropped`, in the place and filters (and, for a place read from the words without 'in', those whose name holds the words as typed).",
+            title="Total",
+        ),
     ]
 
 

@@ -168,12 +168,12 @@ async def check_all(database: Database) -> CheckReport:
 _ROWS_OF = {
     "sqlite": text(
         "SELECT id, business_name, specialty, license_type, industry, city, state, status, suppressed, "
-        f"{postings.EMAIL_STATUS.format('')} AS email_status FROM contacts "
+        f"{postings.EMAIL_STATUS.format('')} AS email_status, phone_dnc FROM contacts "
         "WHERE id IN (SELECT value FROM json_each(:ids))"
     ),
     "postgresql": text(
         "SELECT id, business_name, specialty, license_type, industry, city, state, status, suppressed, "
-        f"{postings.EMAIL_STATUS.format('')} AS email_status FROM contacts "
+        f"{postings.EMAIL_STATUS.format('')} AS email_status, phone_dnc FROM contacts "
         "WHERE id = ANY(CAST(CAST(:ids AS text) AS bigint[]))"
     ),
 }

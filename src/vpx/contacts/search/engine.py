@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from pyroaring import BitMap
 from rapidfuzz.distance import OSA
-from sqlalchemy import Select
+from sqlalchemy import Select, or_
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
 from vpx.contacts.normalise import fold, words
@@ -55,7 +55,16 @@ from vpx.contacts.search.places import (
     zip_places,
 )
 from vpx.contacts.search.plan import FREQUENT_NAME, Clause, Option, Plan, plan_filter, plan_words
-from vpx.contacts.search.terms import EVERY_CONTACT, NAME, city_term, email_term, industry_term, state_term
+from vpx.contacts.search.terms import (
+    DO_NOT_CALL,
+    DO_NOT_CALL_STATES,
+    EVERY_CONTACT,
+    NAME,
+    city_term,
+    email_term,
+    industry_term,
+    state_term,
+)
 from vpx.contacts.search.vocabulary import Vocabulary, built_in
 from vpx.models import Contact
 
@@ -93,6 +102,9 @@ class SearchQuery:
     # A ZIP code: its city and state (as the ZIP code list names them, spelt as the catalogue does),
     # unless ``city`` is given; its state when the catalogue holds no contact in its city.
     postal_code: str | None = None
+    # Leave out contacts whose phone may not be called (the Do-Not-Call registry lists it, or its
+    # person asked: terms.DO_NOT_CALL); a phone not screened yet ("unknown") is kept.
+    exclude_dnc: bool = False
     # Set by ``interpret``: the question's words as typed when its place was read without "in" or
     # "near" (they may be a business's name: "Boston Dental"), and the place's own words.
     as_typed: str | None = None
@@ -109,6 +121,7 @@ class SearchQuery:
             self.email_status,
             self.as_typed,
             self.postal_code,
+            self.exclude_dnc,
         )
 
 
@@ -358,9 +371,13 @@ class BaseBackend:
         facets, place = _facet_terms(query)
         exact.update(facets + place)
         exact.add(EVERY_CONTACT)
+        if query.exclude_dnc:
+            exact.add(DO_NOT_CALL)
         terms = await self._read(session, view, exact, prefixes)
         filters = [clause_ids(terms, c, ("s:",)) for c in plan.specialty]
         filters += [clause_ids(terms, c, ("l:",)) for c in plan.license_type]
+        if query.exclude_dnc:
+            filters.append(terms.term(EVERY_CONTACT) - terms.term(DO_NOT_CALL))
         unplaced = [terms.term(t) for t in facets] + filters or [terms.term(EVERY_CONTACT)]
         restrict = unplaced + [terms.term(t) for t in place]
         if not plan.clauses:
@@ -557,6 +574,10 @@ class BaseBackend:
             statement = statement.where(Contact.industry == query.industry)
         if query.email_status:
             statement = statement.where(Contact.email.is_not(None), Contact.email_status == query.email_status)
+        if query.exclude_dnc:
+            statement = statement.where(
+                or_(Contact.phone_dnc.is_(None), Contact.phone_dnc.not_in(sorted(DO_NOT_CALL_STATES)))
+            )
         return statement
 
 

@@ -30,7 +30,8 @@ from itertools import combinations
 from pyroaring import BitMap
 
 from vpx.contacts.search import postings
-from vpx.contacts.search.plan import Clause, Option, Plan
+from vpx.contacts.search.language import stem
+from vpx.contacts.search.plan import ROLE_WORDS, Clause, Option, Plan
 from vpx.contacts.search.terms import NAME, SPECIALTY, TEXT_FIELDS, TRADE_FIELDS
 
 # Words after which a question says what for or with what, not what business ("braces for kids").
@@ -190,19 +191,23 @@ def _fewer_words(
 ) -> tuple[list[Clause], BitMap]:
     """The most words that some contacts match together, and those contacts. Of the sets of that many
     words, the one that keeps the most words matched as whole words ("cat" only starts cattle and
-    catering), then the most words the vocabulary knows ("emergency dental": dental), then the fewest
-    role words, then the fewest words after "for" or "with" ("braces for kids": braces), then the latest
-    words (a trade is the last noun of its name: "commercial painter" is a painter). A role word counts only
-    when the vocabulary has a rule for it alone ("diesel mechanic" is a mechanic; "drainage service"
-    is not every service), and an answer keeps at least one word that is not a role word or is such."""
+    catering), then the fewest words that only say what kind of business ("hvac mechanic": hvac;
+    "engineering consultant": engineering; "propane supplier": propane), then the most words the
+    vocabulary has a rule for, then the most it knows ("emergency dental": dental), then the fewest
+    optional role words, then the fewest words after "for" or "with" ("braces for kids": braces),
+    then the fewest contacts (the rarer word says more: "waste management": waste, "cattle farm":
+    cattle), then the latest words (a trade is the last noun of its name).
+    An optional role word is a candidate only when the vocabulary has a rule for it alone ("drainage
+    service" is not every service), and an answer keeps at least one word."""
     candidates = required + [c for c in roles if c.related]
     order = {id(c): i for i, c in enumerate(clauses)}
     purpose = next((i for i, c in enumerate(clauses) if c.filler and c.words[0] in PURPOSE_WORDS), len(clauses))
     after = [order[id(c)] > purpose for c in candidates]
     within = [intersection([clause_ids(terms, c, TEXT_FIELDS), *restrict]) for c in candidates]
     whole = [_whole(terms, c) for c in candidates]
+    roles_ = [_kind_only(c) for c in candidates]
     for size in range(min(len(required), len(candidates) - 1), 0, -1):
-        best: tuple[tuple[int, int, int, int, int], tuple[int, ...], BitMap] | None = None
+        best: tuple[tuple[int, ...], tuple[int, ...], BitMap] | None = None
         for chosen in combinations(range(len(candidates)), size):
             if any(not within[i] for i in chosen):
                 continue
@@ -211,9 +216,12 @@ def _fewer_words(
                 continue
             weight = (
                 -sum(whole[i] for i in chosen),
+                sum(roles_[i] for i in chosen),
+                -sum(bool(candidates[i].related) for i in chosen),
                 -sum(candidates[i].known for i in chosen),
                 sum(candidates[i].optional for i in chosen),
                 sum(after[i] for i in chosen),
+                len(found),
                 -sum(order[id(candidates[i])] for i in chosen),
             )
             if best is None or weight < best[0]:
@@ -221,6 +229,12 @@ def _fewer_words(
         if best is not None:
             return [candidates[i] for i in best[1]], best[2]
     return [], BitMap()
+
+
+def _kind_only(clause: Clause) -> bool:
+    """Whether a clause's words only say what kind of business ("mechanic", "consultant", "supplier"),
+    not which trade: the first to leave out, even where the vocabulary has a rule for them."""
+    return all(stem(word) in ROLE_WORDS or word in OTHER_KINDS for word in clause.words)
 
 
 def _whole(terms: Terms, clause: Clause) -> bool:

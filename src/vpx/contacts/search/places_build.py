@@ -1,6 +1,9 @@
 """Builds data/us_zip_codes.tsv.gz, the ZIP codes search reads a question's place with, from the
-``zipcodes`` package (PyPI, MIT licence; its data is the USPS's ZIP code list with each code's
-preferred city and state):
+``zipcodes`` package (PyPI, MIT licence; version 3). The package's data, as its README says, is put
+together from three sources: the free ZIP code database of unitedstateszipcodes.org (each code's
+preferred city, state and type), the USPS's ZIP Locale Detail (public domain: the codes in use), and
+GeoNames (CC BY 4.0: coordinates, which this file leaves out). Only a code, its city and its state are
+kept here:
 
     .venv/bin/pip install zipcodes
     .venv/bin/python -m vpx.contacts.search.places_build [--output FILE]
@@ -8,6 +11,11 @@ preferred city and state):
 One line per ZIP code in use (military ZIP codes left out: APO/FPO is no city): ``zip<TAB>city<TAB>state``,
 sorted by ZIP, gzipped. The service reads the file, not the package: the package's own loading costs
 0.6 s and ~140 MB in every server process, the file 60 ms and a few.
+
+Why this list (docs/search.md, "Places"): the Census ZCTA list is public domain but a ZCTA is an
+area, not a ZIP code, and has no city name; ``uszipcode`` downloads a database at first use. A list
+built from the USPS's ZIP Locale Detail alone would do as well if the first source's terms were a
+concern: the file's three columns are all this service needs.
 """
 
 from __future__ import annotations
@@ -19,7 +27,8 @@ from pathlib import Path
 OUTPUT = Path(__file__).resolve().parent / "data" / "us_zip_codes.tsv.gz"
 HEADER = (
     "# US ZIP codes and their preferred city and state, from the zipcodes package {version} (PyPI, MIT licence;\n"
-    "# the USPS's list). Built by python -m vpx.contacts.search.places_build; military codes left out.\n"
+    "# its data from unitedstateszipcodes.org's free database and the USPS's ZIP Locale Detail).\n"
+    "# Built by python -m vpx.contacts.search.places_build; military codes left out.\n"
 )
 
 

@@ -31,7 +31,7 @@ from pyroaring import BitMap
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
 
-from vpx.contacts.search.terms import contact_terms, email_term, searched_word
+from vpx.contacts.search.terms import contact_terms, filter_terms, searched_word
 
 if TYPE_CHECKING:
     from vpx.db import Database
@@ -69,8 +69,9 @@ def terms_of(row: Any) -> frozenset[str]:
         industry=row.industry or "",
         city=row.city or "",
         state=row.state or "",
-        # getattr: migration 20261128_search_postings built the postings before this column existed.
+        # getattr: migration 20261128_search_postings built the postings before these columns existed.
         email_status=getattr(row, "email_status", None),
+        phone_dnc=getattr(row, "phone_dnc", None),
     )
 
 
@@ -205,7 +206,7 @@ class View:
 _VIEW = text(
     "SELECT (SELECT generation FROM search_state WHERE id = 1) AS generation, c.seq, c.contact_id, "
     "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status, k.suppressed, "
-    f"{EMAIL_STATUS.format('k.')} AS email_status "
+    f"{EMAIL_STATUS.format('k.')} AS email_status, k.phone_dnc "
     "FROM (SELECT 1 AS one) AS o LEFT JOIN search_changes c ON 1 = 1 LEFT JOIN contacts k ON k.id = c.contact_id "
     "ORDER BY c.seq LIMIT :limit"
 )
@@ -394,9 +395,9 @@ def _serialised(bitmap: BitMap) -> bytes:
 _PENDING = text(
     "SELECT c.seq, c.contact_id, c.was_active, c.business_name AS old_business_name, "
     "c.specialty AS old_specialty, c.license_type AS old_license_type, c.industry AS old_industry, "
-    "c.city AS old_city, c.state AS old_state, c.email_status AS old_email_status, "
+    "c.city AS old_city, c.state AS old_state, c.email_status AS old_email_status, c.phone_dnc AS old_phone_dnc, "
     "k.business_name, k.specialty, k.license_type, k.industry, k.city, k.state, k.status, k.suppressed, "
-    f"{EMAIL_STATUS.format('k.')} AS email_status "
+    f"{EMAIL_STATUS.format('k.')} AS email_status, k.phone_dnc "
     "FROM search_changes c LEFT JOIN contacts k ON k.id = c.contact_id "
     "WHERE c.contact_id IN (SELECT f.contact_id FROM search_changes f ORDER BY f.seq LIMIT :limit) "
     "ORDER BY c.seq"
@@ -427,11 +428,13 @@ class _Was:
     state: str | None
     status: str
     email_status: str | None
+    phone_dnc: str | None
 
 
 def _only_email_moved(first: Any, now: Any) -> bool:
     """Whether the postings' contact (before ``first``, a change row) and the contact ``now`` differ
-    at most in their email status: both active and every searched field the same."""
+    at most in their email status and phone's Do-Not-Call state: both active and every searched
+    field the same."""
     return (
         bool(first.was_active)
         and now.status == "active"
@@ -443,10 +446,6 @@ def _only_email_moved(first: Any, now: Any) -> bool:
         and first.old_city == now.city
         and first.old_state == now.state
     )
-
-
-def _email_terms(status: str | None) -> frozenset[str]:
-    return frozenset((email_term(status),)) if status else frozenset()
 
 
 def _edits_of(rows: list[Any]) -> tuple[Edits, set[str]]:
@@ -462,7 +461,8 @@ def _edits_of(rows: list[Any]) -> tuple[Edits, set[str]]:
         now = current[contact_id]
         if _only_email_moved(first, now):
             # The commonest change (an email check): one filter term for another, nothing to cut up.
-            edits.move(contact_id, _email_terms(first.old_email_status), _email_terms(now.email_status))
+            before = filter_terms(first.old_email_status, first.old_phone_dnc)
+            edits.move(contact_id, before, filter_terms(now.email_status, now.phone_dnc))
             continue
         # What the postings hold: the fields before the contact's first pending change.
         was = _Was(
@@ -474,6 +474,7 @@ def _edits_of(rows: list[Any]) -> tuple[Edits, set[str]]:
             first.old_state,
             "active" if first.was_active else "inactive",
             first.old_email_status,
+            first.old_phone_dnc,
         )
         before, after = terms_of(was), terms_of(now)
         edits.move(contact_id, before, after)
@@ -531,7 +532,7 @@ def posting_rows(chunk: int, bitmaps: dict[str, BitMap]) -> list[dict[str, Any]]
 
 _CONTACTS_FROM = text(
     "SELECT id, business_name, specialty, license_type, industry, city, state, status, suppressed, "
-    f"{EMAIL_STATUS.format('')} AS email_status FROM contacts WHERE id >= :low AND id < :high ORDER BY id"
+    f"{EMAIL_STATUS.format('')} AS email_status, phone_dnc FROM contacts WHERE id >= :low AND id < :high ORDER BY id"
 )
 
 

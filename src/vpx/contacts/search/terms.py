@@ -8,6 +8,8 @@ the active contacts that have it.
     o:austin     a word of the industry or the city (found, but not what the contact is about)
     #st:ca       the state; #in:home-services the industry; #ct:sanfrancisco the city
     #em:mx_found the email's deliverability status (vpx.deliverability), for a contact with an email
+    #dnc         a phone that may not be called: the Do-Not-Call registry lists it, or its person asked
+                 (contacts.phone_dnc listed or requested: the search filter exclude_dnc leaves them out)
     #a           every active contact
 
 Words are cut as ``vpx.contacts.normalise.words`` cuts them (accents folded, anything that is not a
@@ -25,6 +27,9 @@ TEXT_FIELDS = (NAME, SPECIALTY, LICENSE, OTHER)
 # Where a trade shows itself: its name, its specialty, its licence (the second tier of relevance).
 TRADE_FIELDS = (NAME, SPECIALTY, LICENSE)
 EVERY_CONTACT = "#a"
+DO_NOT_CALL = "#dnc"
+# The phone_dnc values (vpx.compliance.dnc) that make a contact's phone one not to call.
+DO_NOT_CALL_STATES = frozenset({"listed", "requested"})
 # Longer words are not indexed: nobody types them, and a term must fit its column.
 LONGEST_WORD = 64
 
@@ -62,15 +67,25 @@ def contact_terms(
     city: str,
     state: str,
     email_status: str | None = None,
+    phone_dnc: str | None = None,
 ) -> frozenset[str]:
-    """Every term an active contact is found by. ``email_status``: its email's, None without an email."""
+    """Every term an active contact is found by. ``email_status``: its email's, None without an email;
+    ``phone_dnc``: its phone's Do-Not-Call state, None without a phone."""
     terms = (
         field_words(NAME, business_name)
         | field_words(SPECIALTY, specialty)
         | field_words(LICENSE, license_type)
         | _other(industry, city, state)
     )
-    return terms | {email_term(email_status)} if email_status else terms
+    return terms | filter_terms(email_status, phone_dnc)
+
+
+def filter_terms(email_status: str | None, phone_dnc: str | None) -> frozenset[str]:
+    """The terms of a contact's email status and phone's Do-Not-Call state."""
+    found = {email_term(email_status)} if email_status else set()
+    if phone_dnc in DO_NOT_CALL_STATES:
+        found.add(DO_NOT_CALL)
+    return frozenset(found)
 
 
 @lru_cache(maxsize=1 << 16)
