@@ -132,3 +132,33 @@ async def test_the_http_transport_refuses_a_request_without_a_good_key(served: s
         assert missing.status_code == 401 and missing.json()["code"] == "invalid_api_key"
         unknown = await http.post(f"{served}/mcp", json={}, headers={"X-API-Key": "vpx_test_ro_" + "A" * 38})
         assert unknown.status_code == 401
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_purchase_and_report_tools_keep_the_same_rules(
+    transport: str, served: str, client: httpx.AsyncClient, factory: Factory
+) -> None:
+    account = await factory.account()
+    keys = await test_keys(client, account)
+    test = {"X-API-Key": keys["live"]}
+    signals = (await client.get("/api/v1/signals", params={"limit": 50}, headers=test)).json()["signals"]
+    signal = next(s for s in signals if Decimal(str(s["reveal_cost"])) > 0)
+    price = Decimal(str(signal["reveal_cost"]))
+    before = Decimal(str((await client.get("/api/v1/account", headers=test)).json()["balance"]["total"]))
+    async with connect(transport, served, keys["live"]) as mcp:
+        too_little = await mcp.call_tool("purchase_signal", {"signal_id": signal["id"], "max_credits": 0})
+        assert too_little.is_error and f"costs {price.normalize():f} credits" in text(too_little)
+        missing = await mcp.call_tool("purchase_signal", {"signal_id": signal["id"]})
+        assert missing.is_error and "max_credits" in text(missing)
+        bought = await mcp.call_tool("purchase_signal", {"signal_id": signal["id"], "max_credits": float(price)})
+        assert not bought.is_error, bought.content
+        contact_id = signal["contact"]["id"]
+        report = {"contact_id": contact_id, "field": "phone", "problem": "disconnected"}
+        reported = await mcp.call_tool("report_wrong_data", report)
+        assert not reported.is_error, reported.content
+        shown = answer(reported)
+        assert shown["contact_id"] == contact_id and (shown["field"], shown["problem"]) == ("phone", "disconnected")
+        unknown = await mcp.call_tool("get_contact", {"contact_id": "ct_999999"})
+        assert unknown.is_error and answer(unknown)["status"] == 404
+    after = Decimal(str((await client.get("/api/v1/account", headers=test)).json()["balance"]["total"]))
+    assert after == before - price
