@@ -5,7 +5,9 @@ engine on a demo catalogue, on SQLite and PostgreSQL. Two sets:
 - `bench/search_relevance_unseen.tsv` ("--set unseen"): questions from sources the vocabulary was not
   built from (O*NET titles, map-style categories, everyday phrasing with and without places and ZIP
   codes, frequent family names), split once into a part to tune on and a part held out ("--part
-  tune", the default, "held" or "all"): the held-out part is asked once, for the figures, never tuned on.
+  tune", the default, "held" or "all"): the held-out part is asked once, for the figures, never tuned on;
+  and a third, "fresh" part, written by another hand after the tuning was done (the first two parts
+  were written by the hand that wrote the activity words), asked once.
 
     .venv/bin/python -m bench.search_relevance [--count 100000] [--backends sqlite,postgresql]
         [--set written|unseen] [--part tune|held|all] [--rebuild] [--show 20]
@@ -349,7 +351,9 @@ def main() -> None:
     parser.add_argument("--show", type=int, default=20, help="how many questions below the goal to list")
     parser.add_argument("--json", type=Path, help="also write the per-question figures here")
     parser.add_argument("--set", choices=("written", "unseen"), default="written", help="which labelled set")
-    parser.add_argument("--part", choices=("tune", "held", "all"), default="tune", help="of the unseen set: which part")
+    parser.add_argument(
+        "--part", choices=("tune", "held", "fresh", "all"), default="tune", help="of the unseen set: which part"
+    )
     args = parser.parse_args()
     if args.set == "unseen":
         questions = read_questions(UNSEEN, args.part)
