@@ -1,4 +1,5 @@
-"""The API keys page: create (the secret shown once), rename, IP allow-list, revoke, rotation (D5, D28)."""
+"""The API keys page: create (the secret shown once), rename, IP allow-list, revoke, rotation (D5, D28);
+a switch between live keys and test keys (test mode, vpx.sandbox), the test balance shown in test mode."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from vpx.auth import service as key_service
-from vpx.auth.keys import LABELS, PREFIXES, KeyType
+from vpx.auth.keys import LABELS, KeyType, is_test_key, prefix_of
 from vpx.auth.schemas import MAX_ALLOWLIST_ENTRIES, AllowlistEntry, KeyName
+from vpx.credits import service as credit_service
 from vpx.dashboard.pages import Page, dashboard_router, field_errors, form_values
 from vpx.dashboard.sessions import SignedIn, UserForm
 from vpx.dashboard.web import render
@@ -31,6 +33,26 @@ KEY_TYPES = [
     (KeyType.live, "Everything a buyer does: also reveal contacts, buy signals, export CSV."),
     (KeyType.full, "All permissions: also key management, the signal stream, auto-buy, webhooks."),
 ]
+
+
+def mode_of(request: Request, asked: str | None) -> str:
+    """``test`` when asked for and the server runs test mode, else ``live``."""
+    return "test" if asked == "test" and request.app.state.sandbox is not None else "live"
+
+
+def _keys_url(mode: str, done: str = "") -> str:
+    query = "&".join(part for part in (f"done={done}" if done else "", "mode=test" if mode == "test" else "") if part)
+    return "/dashboard/keys" + (f"?{query}" if query else "")
+
+
+async def _test_balance(request: Request, account_id: str, now: datetime) -> credit_service.Balance:
+    """The account's test balance (the sandbox's shadow of the account, made on first use)."""
+    sandbox = request.app.state.sandbox
+    await sandbox.ensure_account(account_id)
+    async with sandbox.database.read_sessions() as session:
+        return await credit_service.effective_balance(
+            session, account_id=account_id, now=now, settings=sandbox.settings
+        )
 
 
 def parse_allowlist(text: str) -> list[str]:
@@ -75,8 +97,10 @@ async def _keys_page(
     errors: dict[str, str] | None = None,
     notice: str = "",
     status: int = 200,
+    mode: str = "live",
 ) -> Response:
-    keys = await key_service.list_keys(session, account_id=user.account_id)
+    test = mode == "test"
+    keys = await key_service.list_keys(session, account_id=user.account_id, livemode=not test)
     rows = [_key_row(k, now) for k in keys]
     active = sum(1 for r in rows if r["active"])
     return render(
@@ -89,10 +113,13 @@ async def _keys_page(
             "active_count": active,
             "max_active": max_active,
             "at_limit": active >= max_active,
-            "key_types": [(t.value, LABELS[t], PREFIXES[t], text) for t, text in KEY_TYPES],
+            "key_types": [(t.value, LABELS[t], prefix_of(t, test=test), text) for t, text in KEY_TYPES],
             "values": values or {"type": "live"},
             "errors": errors or {},
             "notice": notice,
+            "mode": mode,
+            "test_mode_available": request.app.state.sandbox is not None,
+            "test_balance": await _test_balance(request, user.account_id, now) if test else None,
         },
         status=status,
     )
@@ -103,20 +130,22 @@ async def keys_page(request: Request, user: Page, session: ReadSession, settings
     notice = {"revoked": "The key was revoked; requests made with it now get 401.", "saved": "Saved."}.get(
         request.query_params.get("done", ""), ""
     )
-    return await _keys_page(request, session, user, now, settings.max_active_keys, notice=notice)
+    mode = mode_of(request, request.query_params.get("mode"))
+    return await _keys_page(request, session, user, now, settings.max_active_keys, notice=notice, mode=mode)
 
 
 @router.post("/keys")
 async def create_key(
     request: Request, user: Page, form: UserForm, session: WriteSession, settings: AppSettings, now: Now
 ) -> Response:
-    values = form_values(form, "type", "name", "ip_allowlist")
+    values = form_values(form, "type", "name", "ip_allowlist", "mode")
+    mode = mode_of(request, values["mode"])
     try:
         data = KeyForm(type=values["type"], name=values["name"], ip_allowlist=parse_allowlist(values["ip_allowlist"]))
     except ValidationError as exc:
         errors = field_errors(exc)
         return await _keys_page(
-            request, session, user, now, settings.max_active_keys, values=values, errors=errors, status=422
+            request, session, user, now, settings.max_active_keys, values=values, errors=errors, status=422, mode=mode
         )
     try:
         key, secret = await key_service.create_key(
@@ -127,6 +156,7 @@ async def create_key(
             ip_allowlist=data.ip_allowlist,
             now=now,
             settings=settings,
+            livemode=mode == "live",
         )
     except (InvalidParameters, KeyLimitReached) as exc:
         # Both are raised before anything is written.
@@ -140,12 +170,22 @@ async def create_key(
             values=values,
             errors={field: exc.detail.removeprefix("ip_allowlist: ")},
             status=exc.status,
+            mode=mode,
         )
+    if mode == "test":
+        await request.app.state.sandbox.ensure_account(user.account_id)  # the sandbox ready for its first request
     # D3: the secret exists only in this response; it is never stored and cannot be shown again.
     return render(
         request,
         "key_created.html",
-        {"title": "Your new API key", "section": "keys", "row": _key_row(key, now), "secret": secret},
+        {
+            "title": "Your new API key",
+            "section": "keys",
+            "row": _key_row(key, now),
+            "secret": secret,
+            "mode": mode,
+            "keys_url": _keys_url(mode),
+        },
         status=201,
     )
 
@@ -155,25 +195,32 @@ async def update_key(
     request: Request, key_id: KeyId, user: Page, form: UserForm, session: WriteSession, settings: AppSettings, now: Now
 ) -> Response:
     values = form_values(form, "name", "ip_allowlist")
+    key = await key_service.get_account_key(session, key_id=key_id, account_id=user.account_id)
+    mode = "test" if is_test_key(key.display_prefix) else "live"
     try:
         data = KeyForm(type=KeyType.ro, name=values["name"], ip_allowlist=parse_allowlist(values["ip_allowlist"]))
     except ValidationError as exc:
         errors = {f"edit-{key_id}-{k}": v for k, v in field_errors(exc).items()}
-        return await _keys_page(request, session, user, now, settings.max_active_keys, errors=errors, status=422)
+        return await _keys_page(
+            request, session, user, now, settings.max_active_keys, errors=errors, status=422, mode=mode
+        )
     try:
         await key_service.update_key(
             session, key_id=key_id, account_id=user.account_id, name=data.name, ip_allowlist=data.ip_allowlist
         )
     except InvalidParameters as exc:
         errors = {f"edit-{key_id}-ip_allowlist": exc.detail.removeprefix("ip_allowlist: ")}
-        return await _keys_page(request, session, user, now, settings.max_active_keys, errors=errors, status=422)
-    return RedirectResponse("/dashboard/keys?done=saved", status_code=303)
+        return await _keys_page(
+            request, session, user, now, settings.max_active_keys, errors=errors, status=422, mode=mode
+        )
+    return RedirectResponse(_keys_url(mode, "saved"), status_code=303)
 
 
 @router.post("/keys/{key_id}/revoke")
 async def revoke_key(
     request: Request, key_id: KeyId, user: Page, form: UserForm, session: WriteSession, now: Now
 ) -> Response:
-    await key_service.get_account_key(session, key_id=key_id, account_id=user.account_id)
+    key = await key_service.get_account_key(session, key_id=key_id, account_id=user.account_id)
+    mode = "test" if is_test_key(key.display_prefix) else "live"
     await key_service.revoke_key(session, key_id=key_id, account_id=user.account_id, now=now)
-    return RedirectResponse("/dashboard/keys?done=revoked", status_code=303)
+    return RedirectResponse(_keys_url(mode, "revoked"), status_code=303)
