@@ -4,11 +4,16 @@ its own on the same PostgreSQL server, unless VPX_SANDBOX_DATABASE_URL names one
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import fcntl
+import hashlib
 import sqlite3
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
 
@@ -76,18 +81,56 @@ async def create_database(main: Settings, sandbox: Settings) -> None:
     engine = create_async_engine(server, poolclass=NullPool, isolation_level="AUTOCOMMIT")
     try:
         async with engine.connect() as connection:
-            found = await connection.scalar(text("SELECT 1 FROM pg_database WHERE datname = :name"), {"name": name})
+            found = await connection.scalar(select_database, {"name": name})
             if found is None:
                 quoted = '"' + str(name).replace('"', '""') + '"'
-                await connection.execute(text(f"CREATE DATABASE {quoted}"))
+                try:
+                    await connection.execute(text(f"CREATE DATABASE {quoted}"))
+                except DBAPIError:
+                    # Another process made it between the look and the CREATE: what was wanted.
+                    if await connection.scalar(select_database, {"name": name}) is None:
+                        raise
+    finally:
+        await engine.dispose()
+
+
+select_database = text("SELECT 1 FROM pg_database WHERE datname = :name")
+
+
+@contextlib.asynccontextmanager
+async def made_once(sandbox: Settings) -> AsyncIterator[None]:
+    """Held while the sandbox is migrated and loaded, by one process at a time (two servers' first test
+    keys at once): an advisory lock on PostgreSQL, a lock file beside a SQLite file. The database must
+    exist (``create_database``)."""
+    if sandbox.is_sqlite:
+        path = sandbox.sqlite_path()
+        if path is None:  # in memory: one process only
+            yield
+            return
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = await asyncio.to_thread(open, path.with_name(path.name + ".lock"), "a")
+        try:
+            await asyncio.to_thread(fcntl.flock, handle, fcntl.LOCK_EX)
+            yield
+        finally:
+            handle.close()  # the lock goes with the file's last descriptor
+        return
+    key = int.from_bytes(hashlib.sha256(b"vpx sandbox: made once").digest()[:8], "big", signed=True)
+    engine = create_async_engine(sandbox.database_url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
+    try:
+        async with engine.connect() as connection:
+            await connection.execute(text("SELECT pg_advisory_lock(:key)"), {"key": key})
+            try:
+                yield
+            finally:
+                await connection.execute(text("SELECT pg_advisory_unlock(:key)"), {"key": key})
     finally:
         await engine.dispose()
 
 
 async def migrate(main: Settings, sandbox: Settings) -> None:
-    """Makes the sandbox database when missing and brings it to the newest schema, as the main one."""
+    """Brings the sandbox database to the newest schema, as the main one (made first: ``create_database``)."""
     from vpx.migrations import upgrade
 
-    await create_database(main, sandbox)
     # Alembic runs its own event loop: in a thread of its own.
     await asyncio.to_thread(upgrade, sandbox)

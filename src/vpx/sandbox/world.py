@@ -63,8 +63,10 @@ class Sandbox:
         async with self._lock:
             if self._ready:
                 return
-            await location.migrate(self.main_settings, self.settings)
-            added = await catalogue.seed(self.database, self.settings, search=self.search, now=self.clock.now())
+            await location.create_database(self.main_settings, self.settings)
+            async with location.made_once(self.settings):  # one process at a time makes it
+                await location.migrate(self.main_settings, self.settings)
+                added = await catalogue.seed(self.database, self.settings, search=self.search, now=self.clock.now())
             if added:
                 log.info("sandbox: catalogue loaded", extra={"contacts": added})
             self._ready = True
