@@ -11,6 +11,7 @@ from tests.conftest import asgi_client
 from tests.factories import Factory
 from tests.sandbox.conftest import sandbox_settings, test_keys
 from vpx.app import create_app
+from vpx.models import Account
 
 
 async def test_a_test_key_sees_the_sandbox_and_a_live_key_never_does(
@@ -117,3 +118,20 @@ async def test_without_test_mode_no_test_key_is_made_or_taken(
             assert (await http.get("/api/v1/account", headers=account.headers("ro"))).status_code == 200
     finally:
         await off.state.database.dispose()
+
+
+async def test_the_sandbox_holds_no_personal_data_of_the_account(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory
+) -> None:
+    account = await factory.account()
+    keys = await test_keys(client, account)
+    live_view = (await client.get("/api/v1/account", headers=account.headers("ro"))).json()
+    test_view = (await client.get("/api/v1/account", headers={"X-API-Key": keys["ro"]})).json()
+    assert (test_view["name"], test_view["email"], test_view["plan"]) == (
+        live_view["name"],
+        live_view["email"],
+        live_view["plan"],
+    )
+    async with app.state.sandbox.database.read_sessions() as session:
+        shadow = await session.get(Account, account.id)
+    assert shadow is not None and (shadow.name, shadow.email) == ("", None)

@@ -1,8 +1,9 @@
 """Each account's shadow in the sandbox (the same id, its own test balance) and resetting that balance.
 
-The shadow is made the first time the account uses a test key: a copy of the account's name, email and
-plan with this month's free credits and ``test_credits`` granted. Nothing in it ever reaches the main
-database, nor anything there it.
+The shadow is made the first time the account uses a test key: the account's id and plan with this
+month's free credits and ``test_credits`` granted. It holds no personal data: the account's name and
+email stay in the main database, where the account's answer reads them (vpx.accounts.router). Nothing
+in the shadow ever reaches the main database, nor anything there it.
 """
 
 from __future__ import annotations
@@ -35,17 +36,15 @@ async def ensure_shadow(
         account = await session.get(Account, account_id)
         if account is None:
             raise NotFound(f"No account {account_id}.")
-        name, email, plan, created_at = account.name, account.email, account.plan, account.created_at
-    for shown_email in (email, None):  # an email a shadow of a deleted account still holds: left out
-        try:
-            async with sandbox.writer_turn(), sandbox.write_sessions() as session, session.begin():
-                if await session.scalar(select(Account.id).where(Account.id == account_id)) is not None:
-                    return False
-                await _add_shadow(session, account_id, name, shown_email, plan, created_at, now, settings)
-            return True
-        except IntegrityError:
-            continue
-    return False
+        plan, created_at = account.plan, account.created_at
+    try:
+        async with sandbox.writer_turn(), sandbox.write_sessions() as session, session.begin():
+            if await session.scalar(select(Account.id).where(Account.id == account_id)) is not None:
+                return False
+            await _add_shadow(session, account_id, "", None, plan, created_at, now, settings)
+        return True
+    except IntegrityError:  # another request made it first
+        return False
 
 
 async def _add_shadow(
