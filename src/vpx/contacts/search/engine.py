@@ -39,10 +39,12 @@ from vpx.contacts.search.matching import (
     apply_pending,
     clause_ids,
     disjoint,
+    needs_fewer_words,
     page,
     rank,
     up_to,
     wanted_terms,
+    whole_terms,
 )
 from vpx.contacts.search.memory import Answer, Answers, BitmapMemory, Horizons
 from vpx.contacts.search.places import (
@@ -370,7 +372,10 @@ class BaseBackend:
             prefixes |= more_prefixes
         facets, place = _facet_terms(query)
         exact.update(facets + place)
-        exact.add(EVERY_CONTACT)
+        # Every active contact only where nothing else bounds the answer (a text term holds active
+        # contacts only): no words, or the contacts to leave out of it.
+        if not plan.clauses or query.exclude_dnc:
+            exact.add(EVERY_CONTACT)
         if query.exclude_dnc:
             exact.add(DO_NOT_CALL)
         terms = await self._read(session, view, exact, prefixes)
@@ -378,11 +383,16 @@ class BaseBackend:
         filters += [clause_ids(terms, c, ("l:",)) for c in plan.license_type]
         if query.exclude_dnc:
             filters.append(terms.term(EVERY_CONTACT) - terms.term(DO_NOT_CALL))
-        unplaced = [terms.term(t) for t in facets] + filters or [terms.term(EVERY_CONTACT)]
+        unplaced = [terms.term(t) for t in facets] + filters
         restrict = unplaced + [terms.term(t) for t in place]
         if not plan.clauses:
             everything = all_of(restrict, terms.term(EVERY_CONTACT))
             return Ranked([everything], everything)
+        if needs_fewer_words(terms, plan, restrict):
+            # Which words are whole words too decides which to leave out: read only then.
+            wanted = whole_terms(plan) | (whole_terms(typed) if typed is not None else set())
+            more = await self._read(session, view, wanted - set(terms.exact), set())
+            terms.exact.update(more.exact)
         ranked = rank(terms, plan, restrict, unplaced if query.as_typed else None)
         if typed is None or not typed.clauses:
             return ranked

@@ -70,15 +70,29 @@ def wanted_terms(plan: Plan) -> tuple[set[str], set[str]]:
             for i, word in enumerate(option.words):
                 target = prefixes if option.prefix and i == len(option.words) - 1 else exact
                 target.update(f + word for f in where)
-        for option in clause.typed:
-            if option.prefix:  # whether it is a whole word too (vpx.contacts.search.matching._whole)
-                exact.update(f + word for word in option.words for f in fields)
     for clause in plan.place_name:
         for option in clause.typed:
             exact.update(NAME + word for word in option.words)
     if plan.clauses:
         exact.update(SPECIALTY + word for word in OTHER_KINDS)
     return exact, prefixes
+
+
+def whole_terms(plan: Plan) -> set[str]:
+    """The exact terms of the words typed as prefixes: whether each is a whole word too (``_whole``),
+    which only an answer that must leave words out asks."""
+    exact: set[str] = set()
+    for clause, fields in clause_fields(plan):
+        for option in clause.typed:
+            if option.prefix:
+                exact.update(f + word for word in option.words for f in fields)
+    return exact
+
+
+def needs_fewer_words(terms: Terms, plan: Plan, restrict: list[BitMap]) -> bool:
+    """Whether no contact matches every required word of the plan within ``restrict``."""
+    required = [clause_ids(terms, c, TEXT_FIELDS) for c in plan.required]
+    return bool(required) and not intersection(required + restrict)
 
 
 def clause_fields(plan: Plan) -> Iterable[tuple[Clause, tuple[str, ...]]]:
@@ -140,7 +154,7 @@ class Ranked:
 
 def rank(terms: Terms, plan: Plan, restrict: list[BitMap], unplaced: list[BitMap] | None) -> Ranked:
     """The answer to a plan with words, within ``restrict`` (the filters' and the place's bitmaps;
-    never empty: at least every active contact). ``unplaced``: the filters without the place, when
+    none: every active contact, which the words' terms hold only). ``unplaced``: the filters without the place, when
     the place was read from the words without "in" or "near" (tier 0)."""
     required = list(plan.required)
     bitmaps = [clause_ids(terms, c, TEXT_FIELDS) for c in required]

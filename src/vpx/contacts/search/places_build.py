@@ -10,7 +10,7 @@ kept here:
 
 One line per ZIP code in use (military ZIP codes left out: APO/FPO is no city): ``zip<TAB>city<TAB>state``,
 sorted by ZIP, gzipped. The service reads the file, not the package: the package's own loading costs
-0.6 s and ~140 MB in every server process, the file 60 ms and a few.
+~140 MB in every server process, the file a few.
 
 Why this list (docs/search.md, "Places"): the Census ZCTA list is public domain but a ZCTA is an
 area, not a ZIP code, and has no city name; ``uszipcode`` downloads a database at first use. A list
