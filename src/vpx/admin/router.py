@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Path, Query
+from fastapi import APIRouter, Depends, Path, Query, Request
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.accounts import lifecycle
@@ -24,6 +24,7 @@ from vpx.config import Settings
 from vpx.db import ReadSession, WriteSession
 from vpx.deps import AppSettings, Now
 from vpx.errors import problem_responses
+from vpx.sandbox import accounts as sandbox_accounts
 
 router = APIRouter(prefix="/api/v1/admin/accounts", tags=["admin"])
 Admin = Annotated[str, Depends(require_admin)]
@@ -106,12 +107,17 @@ async def resume_account(
     summary="Delete an account (operators)",
 )
 async def delete_account(
-    account_id: AccountId, admin: Admin, session: WriteSession, settings: AppSettings, now: Now
+    request: Request, account_id: AccountId, admin: Admin, session: WriteSession, settings: AppSettings, now: Now
 ) -> AdminAccount:
     """Revokes its keys and erases its sign-in, sessions, webhooks, provider keys, mailboxes, visitor
-    sites, name and email; keeps its ledger. Answers the account as it remains (`deleted`); deleting it
-    again is not an error."""
+    sites, name and email, in test mode too; keeps its ledger. Answers the account as it remains
+    (`deleted`); deleting it again is not an error."""
     await lifecycle.delete_account(session, account_id=account_id, actor=_actor(admin), now=now)
+    sandbox = request.app.state.sandbox
+    if sandbox is not None:  # test mode's data that acts for the account (vpx.sandbox)
+        await sandbox_accounts.delete_shadow(
+            settings, account_id=account_id, actor=_actor(admin), now=now, sandbox=sandbox.database
+        )
     return await _view(session, account_id, now, settings)
 
 

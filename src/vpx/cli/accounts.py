@@ -14,6 +14,7 @@ from vpx.cli.output import JsonOption, emit, emit_rows, fail, run_with_database
 from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.db import Database
+from vpx.sandbox import accounts as sandbox_accounts
 
 # `accounts list` without --json: one row per account (`accounts show` has every field).
 LIST_COLUMNS = (
@@ -131,6 +132,8 @@ def register(accounts_app: typer.Typer) -> None:
                 changed = await lifecycle.delete_account(
                     session, account_id=account_id, actor=cli_actor(), now=Clock().now()
                 )
+            # Test mode's data that acts for the account (vpx.sandbox).
+            await sandbox_accounts.delete_shadow(settings, account_id=account_id, actor=cli_actor(), now=Clock().now())
             return {**(await _show(database, settings, account_id)), "changed": changed}
 
         emit(run_with_database(work, as_json=as_json), as_json=as_json, title="deleted")

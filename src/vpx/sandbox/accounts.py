@@ -127,3 +127,28 @@ async def reset_balance(
             )
         )
     return after
+
+
+async def delete_shadow(
+    settings: Settings, *, account_id: str, actor: str, now: datetime, sandbox: Database | None = None
+) -> bool:
+    """An account deleted in the main database is deleted in the sandbox too, as the main one is (its
+    webhooks, mailboxes, provider keys and the rest of test mode's data that acts for it); False when it
+    has no shadow, or the server runs without a sandbox. ``sandbox``: the server's, else one opened here."""
+    from vpx.accounts import lifecycle
+    from vpx.sandbox import location
+
+    if not settings.test_mode:
+        return False
+    where = location.sandbox_settings(settings)
+    if sandbox is None and not await location.exists(where):
+        return False
+    database = sandbox or Database(where, livemode=False)
+    try:
+        async with database.writer_turn(), database.write_sessions() as session, session.begin():
+            if await session.scalar(select(Account.id).where(Account.id == account_id)) is None:
+                return False
+            return await lifecycle.delete_account(session, account_id=account_id, actor=actor, now=now)
+    finally:
+        if sandbox is None:
+            await database.dispose()
