@@ -152,6 +152,10 @@ def _fill(value: Any, contact: str) -> Any:
     return value
 
 
+# Routes that take no key at all: a person's privacy request (rate-limited by address instead).
+PUBLIC = {("POST", "/api/v1/privacy-requests")}
+
+
 def test_every_route_is_in_the_matrix() -> None:
     from vpx.app import create_app
     from vpx.config import Settings
@@ -163,7 +167,8 @@ def test_every_route_is_in_the_matrix() -> None:
         if path.startswith("/api/v1/") and not path.startswith("/api/v1/admin")
         for method in operations
     }
-    assert routes - set(ENDPOINTS) == set(), "routes missing from the permission matrix"
+    assert routes - set(ENDPOINTS) - PUBLIC == set(), "routes missing from the permission matrix"
+    assert routes >= PUBLIC, "public routes that do not exist"
     assert set(ENDPOINTS) - routes == set(), "matrix entries for routes that do not exist"
 
 
@@ -194,3 +199,10 @@ async def test_permission_matrix(
         assert problem["code"] == "insufficient_permission"
         needed = "Full Access (vpx_full_)" if capability == MANAGE else "Standard (vpx_live_)"
         assert needed in problem["detail"]
+
+
+async def test_public_routes_need_no_key(client: httpx.AsyncClient) -> None:
+    """A public route judges the request, not a key: an empty body is a 422, never a 401."""
+    for method, path in sorted(PUBLIC):
+        answer = await client.request(method, path, json={})
+        assert answer.status_code == 422, answer.text

@@ -45,7 +45,7 @@ async def test_serve_runs_a_worker_by_default_on_every_database(
             body = (await readyz(server.url)).json()
             return bool(body.get("live_workers"))
 
-        assert await wait_until(beating, limit=20), server.output()
+        assert await wait_until(beating, limit=60), server.output()
         body = (await readyz(server.url)).json()
         assert body["status"] == "ok" and body["workers"][0]["in_server"] is True
         code, found = status(database_url)
@@ -74,7 +74,7 @@ async def test_without_a_worker_waiting_work_is_not_ready_until_one_runs(
             except httpx.TransportError:
                 return False
 
-        assert await wait_until(answering, limit=30), server.output()
+        assert await wait_until(answering, limit=60), server.output()
         assert "runs without a worker" in server.output()
         async with httpx.AsyncClient(base_url=url, timeout=5) as http:
             hook = await http.post(
@@ -104,7 +104,7 @@ async def test_without_a_worker_waiting_work_is_not_ready_until_one_runs(
         async def delivered() -> bool:
             return len(receiver.received("/hook")) == 1 and (await readyz(url)).status_code == 200
 
-        assert await wait_until(delivered, limit=30), worker.output()
+        assert await wait_until(delivered, limit=60), worker.output()
         assert (await readyz(url)).json()["live_workers"] == 1
     finally:
         if worker is not None:

@@ -167,9 +167,11 @@ def show_command(name: Name, as_json: bool = JsonOption) -> None:
 
 @sources_app.command("run")
 def run_command(name: Name, as_json: bool = JsonOption) -> None:
-    """Run the source now, in the foreground, and print the run's report (paused or not); when it finds
-    nothing new, the report names the last run that did (the worker's, often, moments before). Exits 1
-    when the run fails, and the source is then failing until a run succeeds."""
+    """Run the source now, in the foreground, and print its report (paused or not). Exits 1 when the
+    run fails, and the source is then failing until a run succeeds.
+
+    When the run finds nothing new, its report names the last run that did (often the worker's,
+    moments before)."""
     from vpx.sources import runner
 
     settings = get_settings()

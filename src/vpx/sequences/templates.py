@@ -11,7 +11,9 @@ for every recipient, so each render has limits, the same at both times:
 - MAX_CHARACTERS characters of output, and in any one value (a string, or a list or a dict as it
   would be written out, counting a value it holds twice twice);
 - MAX_DIGITS digits in a number;
-- MAX_SECONDS seconds of time.
+- MAX_SECONDS seconds of the rendering thread's own processor time (not of the clock on the wall: a
+  busy machine, which makes the thread wait its turn, never makes a template fail; a check's
+  templates together also end at MAX_CHECK_SECONDS of wall time).
 
 Whatever could pass a limit in one operation is refused before it runs: ``'x' * n``, ``a ~ b``,
 ``n ** m`` and ``n * m`` on numbers (computed in C, which a deadline cannot stop), format widths and
@@ -130,16 +132,16 @@ class Context:
 
 class _Budget:
     def __init__(self, seconds: float, deadline: float | None = None) -> None:
+        # ``seconds`` of this thread's processor time (time.thread_time); ``deadline`` a time.monotonic().
         self.seconds, self.overall = seconds, deadline
         self.steps = 0
         self.restart()
 
     def restart(self) -> None:
-        """The render's time starts again (after compiling), within the overall deadline."""
-        now = time.monotonic()
-        ends = now + self.seconds
-        self.deadline = min(ends, self.overall) if self.overall is not None else ends
-        self.yield_at = now + YIELD_EVERY
+        """The render's time starts again (after compiling); the overall deadline stays."""
+        used = time.thread_time()
+        self.deadline = used + self.seconds
+        self.yield_at = used + YIELD_EVERY
 
     def spend(self, steps: int = 1) -> None:
         self.steps += steps
@@ -148,14 +150,14 @@ class _Budget:
                 f"the template takes more than {MAX_STEPS:,} steps to render (loop rounds, filters, calls and "
                 f"operators; building a value costs a step per {STEP_CHARACTERS:,} characters)"
             )
-        now = time.monotonic()
-        if now > self.deadline:
+        used = time.thread_time()
+        if used > self.deadline or (self.overall is not None and time.monotonic() > self.overall):
             raise _OverBudget(f"the template takes more than {MAX_SECONDS:g} s to render")
-        if now > self.yield_at:
+        if used > self.yield_at:
             # The interpreter is handed over only when another thread has waited for it 5 ms;
             # sleeping a moment hands it to the event loop at once.
             time.sleep(YIELD_FOR)
-            self.yield_at = time.monotonic() + YIELD_EVERY
+            self.yield_at = time.thread_time() + YIELD_EVERY
 
 
 _local = threading.local()

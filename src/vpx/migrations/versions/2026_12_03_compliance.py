@@ -33,8 +33,11 @@ from alembic import op
 revision: str = "20261203_compliance"
 down_revision: str | Sequence[str] | None = "20261202_search_checks"
 branch_labels: str | Sequence[str] | None = None
-# batch_reveals, auto_buy_rules and the sequences' tables come from other branches.
-depends_on: str | Sequence[str] | None = ("20261122_webhooks", "20261122_autobuy", "20261129_unsubscribe_digests")
+# auto_buy_rules and the sequences' tables come from another branch (the sequences' newest revision
+# descends from the auto-buy one). batch_reveals' column is 20261203_compliance_batches: one revision
+# depending on both other branches could not be downgraded and upgraded again by Alembic (nor could
+# one naming 20261122_autobuy beside a revision that descends from it).
+depends_on: str | Sequence[str] | None = ("20261129_unsubscribe_digests",)
 
 WHEN = sa.DateTime(timezone=True)
 SEARCHED = ("business_name", "specialty", "license_type", "industry", "city", "state")
@@ -411,8 +414,9 @@ def upgrade() -> None:
         op.add_column("contacts", sa.Column(name, sa.String(length=44), nullable=True))
     op.add_column("contacts", sa.Column("phone_dnc", sa.String(length=10), nullable=True))
     op.add_column("search_changes", sa.Column("phone_dnc", sa.String(length=10), nullable=True))
-    for table in ("batch_reveals", "auto_buy_rules"):
-        op.add_column(table, sa.Column("exclude_dnc", sa.Boolean(), server_default=sa.text(false), nullable=False))
+    op.add_column(
+        "auto_buy_rules", sa.Column("exclude_dnc", sa.Boolean(), server_default=sa.text(false), nullable=False)
+    )
     if dialect == "postgresql":
         for statement in _postgres_compliance()[:2]:  # the hash functions, for the fill below
             op.execute(statement)
@@ -462,7 +466,6 @@ def downgrade() -> None:
         ("contacts", "phone_hash"),
         ("contacts", "phone_dnc"),
         ("search_changes", "phone_dnc"),
-        ("batch_reveals", "exclude_dnc"),
         ("auto_buy_rules", "exclude_dnc"),
     ):
         op.execute(f"ALTER TABLE {table} DROP COLUMN {column}")
