@@ -71,7 +71,10 @@ async def database(cluster: Cluster) -> AsyncIterator[Database]:
 
 @pytest.fixture
 async def http() -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(timeout=60, limits=httpx.Limits(max_connections=250)) as client:
+    # Idle connections dropped after 2 s, before the servers' own 5 s keep-alive timeout: at httpx's
+    # default (5 s too) a connection the server was closing could be reused, a ReadError (seen once in CI).
+    limits = httpx.Limits(max_connections=250, keepalive_expiry=2)
+    async with httpx.AsyncClient(timeout=60, limits=limits) as client:
         yield client
 
 
