@@ -560,6 +560,10 @@ async def rebuild(session: AsyncSession, *, from_id: int = 0) -> int:
                 for start in range(0, len(values), 10_000):
                     await session.execute(_UPSERT, values[start : start + 10_000])
     await session.execute(_ADVANCE)
+    if _dialect(session) == "postgresql":
+        # Statistics of what was just built: without them (autovacuum off, or not yet come) PostgreSQL
+        # planned a many-term read of a fresh catalogue as a sequential scan, 1.4 s instead of 0.5 ms.
+        await session.execute(text("ANALYZE search_postings"))
     return read
 
 
