@@ -22,9 +22,9 @@ from bench.webhooks_support import FastReceiver, percentile, scratch_database, s
 from vpx.accounts import service as account_service
 from vpx.config import Settings
 from vpx.db import Database
+from vpx.outbound.resolver import system_resolver
 from vpx.secrets import generate_key, load_box
 from vpx.webhooks import service as webhook_service
-from vpx.webhooks.addresses import system_resolver
 
 
 def start_workers(url: str, count: int, secret_keys: str) -> list[subprocess.Popen[bytes]]:

@@ -47,6 +47,7 @@ from vpx.mcp_server.http import McpEndpoint
 from vpx.meta import router as meta_router
 from vpx.middleware import RequestContextMiddleware
 from vpx.operator_page.router import router as operator_page_router
+from vpx.outbound.resolver import system_resolver
 from vpx.publishers.router import contribute_router
 from vpx.publishers.router import router as publisher_router
 from vpx.quality.router import admin_router as quality_admin_router
@@ -67,7 +68,6 @@ from vpx.suppression.router import router as suppression_router
 from vpx.visitors import build_resolver
 from vpx.visitors.collect import router as visitor_collect_router
 from vpx.visitors.router import router as visitor_router
-from vpx.webhooks.addresses import system_resolver
 from vpx.webhooks.router import router as webhook_router
 from vpx.worker import status as worker_status
 from vpx.worker.loop import InProcessWorker, Worker

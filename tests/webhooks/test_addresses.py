@@ -13,8 +13,8 @@ from tests.factories import Factory
 from tests.webhooks.receiver import Receiver
 from tests.webhooks.support import attempts, deliver_round, deliveries
 from vpx.clock import FixedClock
+from vpx.outbound.guard import TargetRefused, check_target
 from vpx.webhooks import service as webhook_service
-from vpx.webhooks.addresses import TargetRefused, check_target
 from vpx.webhooks.signing import new_secret
 
 pytestmark = pytest.mark.asyncio
@@ -79,7 +79,7 @@ REFUSED = [
 
 async def resolve_localhost_too(host: str, port: int) -> list[str]:
     if host == "localhost":
-        from vpx.webhooks.addresses import system_resolver
+        from vpx.outbound.resolver import system_resolver
 
         return await system_resolver(host, port)
     return await fake_dns(host, port)

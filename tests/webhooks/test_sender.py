@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.webhooks.receiver import Receiver
-from vpx.webhooks.addresses import check_target
+from vpx.outbound.guard import check_target
 from vpx.webhooks.sender import ReceiverError, WebhookSender
 
 pytestmark = [

@@ -29,11 +29,11 @@ from vpx.db import Database
 from vpx.errors import InsufficientCredits, NotFound, ProblemError, Suppressed
 from vpx.ids import new_id, parse_number_id
 from vpx.models import BatchReveal, BatchRevealItem, Contact
+from vpx.outbound.resolver import Resolver
 from vpx.secrets import SecretBox
 from vpx.webhooks import events, signing
 from vpx.webhooks import outbox as webhook_outbox
 from vpx.webhooks import service as webhook_service
-from vpx.webhooks.addresses import Resolver
 
 log = logging.getLogger("vpx.batches")
 

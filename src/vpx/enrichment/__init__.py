@@ -13,6 +13,7 @@ from vpx.db import Database
 from vpx.enrichment.calls import ProviderCalls
 from vpx.enrichment.providers import registered
 from vpx.enrichment.waterfall import Waterfall
+from vpx.outbound.transport import CheckedTransport
 
 
 def base_urls(settings: Settings) -> dict[str, str]:
@@ -26,12 +27,14 @@ def base_urls(settings: Settings) -> dict[str, str]:
 
 
 def build_waterfall(database: Database, settings: Settings, rate_limits: RateLimits) -> Waterfall:
-    """The process's waterfall, with its HTTP client (closed by ``close_waterfall``)."""
+    """The process's waterfall, with its HTTP client (closed by ``close_waterfall``). The API roots are
+    the operator's: the outbound guard admits their network, as it does for their own SMTP server."""
     http = httpx.AsyncClient(
         timeout=httpx.Timeout(settings.enrichment_timeout_seconds),
         trust_env=False,
         follow_redirects=False,
         headers={"User-Agent": "vpx-enrichment"},
+        transport=CheckedTransport(httpx.AsyncHTTPTransport(trust_env=False), allow_private=True),
     )
     return Waterfall(
         database,

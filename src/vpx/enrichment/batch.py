@@ -27,11 +27,11 @@ from vpx.enrichment.waterfall import Waterfall
 from vpx.errors import NotFound, ProblemError, Suppressed
 from vpx.ids import new_id
 from vpx.models import EnrichmentBatch, EnrichmentBatchItem
+from vpx.outbound.resolver import Resolver
 from vpx.secrets import SecretBox
 from vpx.webhooks import events, signing
 from vpx.webhooks import outbox as webhook_outbox
 from vpx.webhooks import service as webhook_service
-from vpx.webhooks.addresses import Resolver
 
 log = logging.getLogger("vpx.enrichment")
 LEASE = timedelta(seconds=120)

@@ -24,7 +24,7 @@ from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.mail.server import SmtpServer, default_sender, parse_sender, parse_smtp_url
 from vpx.mailboxes import smtp
-from vpx.webhooks.addresses import Resolver, system_resolver
+from vpx.outbound.resolver import Resolver, system_resolver
 
 log = logging.getLogger("vpx.mail")
 # A whole email may take this many times the per-step time limit (connect, EHLO, TLS, AUTH, MAIL, RCPT, DATA).

@@ -26,7 +26,7 @@ from typing import Any
 from imapclient import IMAPClient  # type: ignore[import-untyped]
 
 from vpx.mailboxes.inbound import canonical_message_id
-from vpx.webhooks.addresses import checked_address
+from vpx.outbound.addresses import checked_address
 
 SECURITIES = ("tls", "starttls", "none")
 REASON_CHARS = 500

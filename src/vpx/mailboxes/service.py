@@ -26,9 +26,10 @@ from vpx.mailboxes.schemas import MailboxCreate, MailboxUpdate, MailboxView
 from vpx.mailboxes.smtp import SmtpAccount, SmtpError
 from vpx.mailboxes.smtp import verify as smtp_verify
 from vpx.models import Mailbox, Sequence, SequenceMessage
+from vpx.outbound.addresses import checked_address
+from vpx.outbound.resolver import Resolver
 from vpx.secrets import SecretBox
 from vpx.sequences import links
-from vpx.webhooks.addresses import Resolver, checked_address
 
 log = logging.getLogger("vpx.mailboxes")
 IMAP_PORTS = {"tls": 993, "starttls": 143, "none": 143}

@@ -35,7 +35,8 @@ from typing import Literal
 
 import aiosmtplib
 
-from vpx.webhooks.addresses import Resolver, checked_address, system_resolver
+from vpx.outbound.addresses import checked_address
+from vpx.outbound.resolver import Resolver, system_resolver
 
 Status = Literal["accepted", "rejected", "deferred"]
 SECURITIES = ("starttls", "tls", "none")

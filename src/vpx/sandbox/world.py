@@ -15,11 +15,11 @@ from vpx.contacts.search.folding import FoldAssist
 from vpx.db import Database
 from vpx.demo.feed import DemoFeed
 from vpx.enrichment import build_waterfall, close_waterfall
+from vpx.outbound.resolver import Resolver
 from vpx.sandbox import accounts, catalogue, location
 from vpx.secrets import SecretBox
 from vpx.signals.stream import SignalBroker
 from vpx.visitors import build_resolver
-from vpx.webhooks.addresses import Resolver
 from vpx.worker.loop import InProcessWorker, Worker
 
 log = logging.getLogger("vpx.sandbox")

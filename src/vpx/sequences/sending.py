@@ -49,10 +49,10 @@ from vpx.models import (
     SequenceMessage,
     SequenceVersion,
 )
+from vpx.outbound.resolver import Resolver, system_resolver
 from vpx.quality import bounces as quality_bounces
 from vpx.secrets import SecretBox
 from vpx.sequences import deliverable, events, schedule, service, templates
-from vpx.webhooks.addresses import Resolver, system_resolver
 
 log = logging.getLogger("vpx.sequences")
 # Waits before the 2nd … 5th try of a message a server deferred (4xx): five tries over about 24 hours.

@@ -3,14 +3,15 @@ fetched wherever it points. Anywhere else a publisher sends the run (a redirect,
 link on its page) must be a public address, unless the source's own host is itself on a loopback or
 private address (a publisher on the operator's network may send the run to another machine there).
 Link-local and cloud-metadata addresses are never reached that way. The addresses are judged by the
-outbound guard that webhooks and mail use (D26, vpx.webhooks.addresses)."""
+outbound guard that webhooks and mail use (D26, vpx.outbound)."""
 
 from __future__ import annotations
 
 import httpx
 
+from vpx.outbound.guard import HostUnresolved, TargetRefused, check_host
+from vpx.outbound.resolver import Resolver, system_resolver
 from vpx.sources.failures import SourceFailed
-from vpx.webhooks.addresses import HostUnresolved, Resolver, TargetRefused, check_host, system_resolver
 
 # A redirect's hops followed at most, each one checked.
 MAX_REDIRECTS = 10

@@ -22,6 +22,7 @@ from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.db import Database
 from vpx.models import DataSource
+from vpx.outbound.resolver import Resolver, system_resolver
 from vpx.registries.reader import ImportFailed
 from vpx.secrets import SecretBox
 from vpx.signals.sources.permit_mapping import MappingError
@@ -31,7 +32,6 @@ from vpx.sources.egress import Egress
 from vpx.sources.job import Job, RunReport, SourceConfig, last_applied
 from vpx.sources.kinds import all_kinds
 from vpx.sources.limits import Limits, format_seconds
-from vpx.webhooks.addresses import Resolver, system_resolver
 from vpx.worker import wakeup
 
 log = logging.getLogger("vpx.sources")

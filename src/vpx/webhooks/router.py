@@ -17,9 +17,9 @@ from vpx.errors import problem_responses
 from vpx.idempotency.service import run_idempotent
 from vpx.ids import public_number_id
 from vpx.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from vpx.outbound.resolver import Resolver
 from vpx.secrets import SecretBox
 from vpx.webhooks import service as webhook_service
-from vpx.webhooks.addresses import Resolver
 from vpx.webhooks.filters import SignalFilter
 from vpx.webhooks.schemas import (
     AttemptView,

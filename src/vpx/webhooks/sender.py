@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import h11
 
-from vpx.webhooks.addresses import Target
+from vpx.outbound.guard import Target
 
 EXCERPT_BYTES = 1000
 # A receiver's answer is read to its end (so the connection can be reused) up to this size.

@@ -16,9 +16,10 @@ from vpx.db import livemode_of
 from vpx.errors import Conflict, InvalidParameters, NotFound
 from vpx.ids import new_id, parse_number_id, public_number_id
 from vpx.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from vpx.outbound.guard import TargetRefused, check_target
+from vpx.outbound.resolver import Resolver
 from vpx.secrets import SecretBox
 from vpx.webhooks import events, signing
-from vpx.webhooks.addresses import Resolver, TargetRefused, check_target
 from vpx.webhooks.filters import SignalFilter
 from vpx.webhooks.outbox import enqueue_event, enqueue_to_url, wake_workers_on_commit
 

@@ -24,9 +24,10 @@ from vpx.clock import Clock
 from vpx.config import Settings
 from vpx.db import Database
 from vpx.models import WebhookAttempt, WebhookDelivery, WebhookEndpoint
+from vpx.outbound.guard import TargetRefused, check_target
+from vpx.outbound.resolver import Resolver
 from vpx.secrets import SecretBox, SecretsUnavailable
 from vpx.webhooks import service as webhook_service
-from vpx.webhooks.addresses import Resolver, TargetRefused, check_target
 from vpx.webhooks.sender import ReceiverError, WebhookSender
 from vpx.webhooks.signing import signed_headers
 

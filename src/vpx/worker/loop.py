@@ -28,6 +28,7 @@ from vpx.enrichment import batch as enrichment_batches
 from vpx.enrichment import build_waterfall, close_waterfall
 from vpx.enrichment.waterfall import Waterfall
 from vpx.listen import listen_until
+from vpx.outbound.resolver import Resolver, system_resolver
 from vpx.quality import bounces as quality_bounces
 from vpx.secrets import SecretBox, load_box
 from vpx.sequences import replies as sequence_replies
@@ -35,7 +36,6 @@ from vpx.sequences import sending as sequence_sending
 from vpx.sources import runner as source_runner
 from vpx.suppression import sweep as suppression_sweep
 from vpx.visitors import service as visitor_service
-from vpx.webhooks.addresses import Resolver, system_resolver
 from vpx.webhooks.outbox import NOTIFY_CHANNEL
 from vpx.webhooks.sender import WebhookSender
 from vpx.worker import status as worker_status

@@ -19,6 +19,8 @@ from typing import Any
 
 import httpx
 
+from vpx.outbound.transport import CheckedTransport
+
 _FILENAME = re.compile(r'filename\*?=(?:UTF-8\'\')?"?([^";]+)"?', re.IGNORECASE)
 MAX_WAIT_SECONDS = 3600
 
@@ -87,14 +89,16 @@ def _refusal(response: httpx.Response, what: str) -> Exception:
 
 class DropClient:
     """The two calls vpx makes. ``transport``: tests hand a transport of their own (never needed: the
-    tests run a fake server on 127.0.0.1)."""
+    tests run a fake server on 127.0.0.1). The URL is the operator's: the outbound guard admits their
+    network, as it does for their own SMTP server."""
 
     def __init__(
         self, base_url: str, api_key: str, *, timeout: float, transport: httpx.AsyncBaseTransport | None = None
     ):
         self.base_url = base_url.rstrip("/")
+        checked = CheckedTransport(transport or httpx.AsyncHTTPTransport(), allow_private=True)
         self._client = httpx.AsyncClient(
-            headers={"X-API-KEY": api_key}, timeout=timeout, transport=transport, follow_redirects=False
+            headers={"X-API-KEY": api_key}, timeout=timeout, transport=checked, follow_redirects=False
         )
 
     async def close(self) -> None:
