@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from vpx.sources.kinds import OptionSpec
+from vpx.sources.options import OptionSpec
 
 KB, MB, GB, TB = 1024, 1024**2, 1024**3, 1024**4
 _SIZE = re.compile(r"(\d{1,15}(?:\.\d{1,6})?)\s*([kmgt]?)(i?b)?")

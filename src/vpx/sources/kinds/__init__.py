@@ -5,9 +5,10 @@ The protocol, in full:
 
 - ``name`` (what ``vpx sources add NAME KIND`` takes), ``title``, ``url_help`` (what ``--url`` is for
   this kind, shown in help and errors) and ``default_every`` (seconds, when ``--every`` is not given).
-- ``options``: the ``--option key=value`` the kind takes, each an ``OptionSpec``: ``required``,
-  ``secret`` (sealed at rest with vpx.secrets and never shown back; an app token, say), and ``check``,
-  a function that returns the value as kept or raises ValueError with the reason in plain words.
+- ``options``: the ``--option key=value`` the kind takes, each an ``OptionSpec`` (vpx.sources.options):
+  ``required``, ``secret`` (sealed at rest with vpx.secrets and never shown back; an app token, say),
+  and ``check``, a function that returns the value as kept or raises ValueError with the reason in
+  plain words.
   Options the kind does not list are refused at ``add``, but for the limits every kind takes besides
   its own (vpx.sources.limits: ``max_download``, ``max_unpacked``, ``max_ratio``, ``max_line``,
   ``max_run_time``, ``stall_timeout``), which the run applies: ``job.limits``.
@@ -35,9 +36,9 @@ from __future__ import annotations
 
 import importlib
 from abc import ABC, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
+
+from vpx.sources.options import OptionSpec
 
 if TYPE_CHECKING:
     from vpx.sources.job import Job, SourceConfig
@@ -62,15 +63,6 @@ class InvalidSource(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
-
-
-@dataclass(frozen=True)
-class OptionSpec:
-    name: str
-    help: str
-    required: bool = False
-    secret: bool = False
-    check: Callable[[str], str] | None = None
 
 
 class Kind(ABC):

@@ -26,8 +26,9 @@ from zoneinfo import ZoneInfo
 from vpx.signals.sources import edgar as edgar_signals
 from vpx.sources.fetch import SourceFailed
 from vpx.sources.job import FileReport, Job, SourceConfig
-from vpx.sources.kinds import Kind, OptionSpec, RunStatus, register
+from vpx.sources.kinds import Kind, RunStatus, register
 from vpx.sources.kinds.files import check_http_url
+from vpx.sources.options import OptionSpec
 
 SEC_ZONE = ZoneInfo("America/New_York")
 REQUESTS_PER_SECOND = 10  # the SEC's published limit

@@ -13,9 +13,10 @@ from vpx.signals.sources import permits
 from vpx.signals.sources.permit_mapping import MappingError, PermitMapping, parse_mapping
 from vpx.sources.fetch import SourceFailed
 from vpx.sources.job import Job, SourceConfig
-from vpx.sources.kinds import InvalidSource, Kind, OptionSpec, RunStatus, register
+from vpx.sources.kinds import InvalidSource, Kind, RunStatus, register
 from vpx.sources.kinds.files import check_http_url, fetch_file, unchanged
 from vpx.sources.links import file_name
+from vpx.sources.options import OptionSpec
 
 
 def source_mapping(config: SourceConfig) -> PermitMapping:

@@ -28,10 +28,11 @@ from urllib.parse import urlsplit
 
 from vpx.sources.fetch import SourceFailed
 from vpx.sources.job import Job, SourceConfig
-from vpx.sources.kinds import InvalidSource, Kind, OptionSpec, RunStatus, register
+from vpx.sources.kinds import InvalidSource, Kind, RunStatus, register
 from vpx.sources.kinds.files import check_http_url
 from vpx.sources.kinds.permit_records import PermitPages, check_columns, flatten_all, page_size_check
 from vpx.sources.kinds.permits_csv import check_source_mapping, source_mapping
+from vpx.sources.options import OptionSpec
 
 DEFAULT_WATERMARK = ":updated_at"
 DEFAULT_PAGE_SIZE = 1000
