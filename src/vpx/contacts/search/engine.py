@@ -392,7 +392,7 @@ class BaseBackend:
             # Which words are whole words too decides which to leave out: read only then.
             wanted = whole_terms(plan) | (whole_terms(typed) if typed is not None else set())
             more = await self._read(session, view, wanted - set(terms.exact), set())
-            terms.exact.update(more.exact)
+            terms.add(more.exact)
         ranked = rank(terms, plan, restrict, unplaced if query.as_typed else None)
         if typed is None or not typed.clauses:
             return ranked

@@ -32,15 +32,10 @@ from pyroaring import BitMap
 from vpx.contacts.search import postings
 from vpx.contacts.search.language import stem
 from vpx.contacts.search.plan import ROLE_WORDS, Clause, Option, Plan
-from vpx.contacts.search.terms import NAME, SPECIALTY, TEXT_FIELDS, TRADE_FIELDS
+from vpx.contacts.search.terms import NAME, OTHER_KIND, OTHER_KINDS, SPECIALTY, TEXT_FIELDS, TRADE_FIELDS
 
 # Words after which a question says what for or with what, not what business ("braces for kids").
 PURPOSE_WORDS = frozenset({"for", "with"})
-# Specialty words that make a business another kind than the trade it names: "Electrical Supplies"
-# (a wholesaler) and "Electric Utility" are not electricians, "Accounting Software" is no accountant.
-OTHER_KINDS = frozenset(
-    {"supply", "supplies", "supplier", "wholesale", "utility", "utilities", "software", "staffing", "distribution"}
-)
 
 
 @dataclass
@@ -50,14 +45,26 @@ class Terms:
 
     exact: dict[str, BitMap] = field(default_factory=dict)
     prefixed: dict[str, BitMap] = field(default_factory=dict)
+    # What was worked out of them (a word's or a clause's contacts in some fields): a ranking asks
+    # the same union of large bitmaps several times. Never changed once made; forgotten by ``add``.
+    worked: dict[tuple[object, ...], BitMap] = field(default_factory=dict, repr=False)
 
     def term(self, term: str) -> BitMap:
         return self.exact.get(term) or BitMap()
 
-    def word(self, fields: Iterable[str], word: str, prefix: bool) -> BitMap:
-        source = self.prefixed if prefix else self.exact
-        found = [source[f + word] for f in fields if f + word in source]
-        return BitMap.union(*found) if found else BitMap()
+    def word(self, fields: tuple[str, ...], word: str, prefix: bool) -> BitMap:
+        key = (fields, word, prefix)
+        found = self.worked.get(key)
+        if found is None:
+            source = self.prefixed if prefix else self.exact
+            parts = [source[f + word] for f in fields if f + word in source]
+            found = self.worked[key] = parts[0] if len(parts) == 1 else BitMap.union(*parts) if parts else BitMap()
+        return found
+
+    def add(self, exact: dict[str, BitMap]) -> None:
+        """More exact terms (what was worked out before may have missed them)."""
+        self.exact.update(exact)
+        self.worked.clear()
 
 
 def wanted_terms(plan: Plan) -> tuple[set[str], set[str]]:
@@ -73,9 +80,19 @@ def wanted_terms(plan: Plan) -> tuple[set[str], set[str]]:
     for clause in plan.place_name:
         for option in clause.typed:
             exact.update(NAME + word for word in option.words)
-    if plan.clauses:
-        exact.update(SPECIALTY + word for word in OTHER_KINDS)
+    exact.update(other_kind_terms(plan))
     return exact, prefixes
+
+
+def other_kind_terms(plan: Plan) -> set[str]:
+    """The terms of the businesses of another kind than the trade asked for (OTHER_KINDS): one term,
+    or, when the question says one of those words itself ("electrical supply"), the others' own."""
+    if not plan.clauses:
+        return set()
+    asked = {w for c in plan.clauses for o in (*c.typed, *c.related) for w in (*c.words, *o.words)}
+    if asked & OTHER_KINDS:
+        return {SPECIALTY + word for word in OTHER_KINDS - asked}
+    return {OTHER_KIND}
 
 
 def whole_terms(plan: Plan) -> set[str]:
@@ -121,12 +138,17 @@ def clause_ids(
     """Contacts that satisfy a clause in these fields: its words as typed anywhere in them (``literal``:
     without a typo's corrections), the vocabulary's words only where a trade shows itself (name,
     specialty, licence): "real estate" for "realtors" is not every business of the real-estate industry."""
+    key = (id(clause), fields, typed_only, literal)
+    remembered = terms.worked.get(key)
+    if remembered is not None:
+        return remembered
     typed = [o for o in clause.typed if not (literal and o.corrected)]
     found = [option_ids(terms, option, fields) for option in typed]
     trade = tuple(f for f in fields if f in TRADE_FIELDS)
     if not (typed_only or literal) and trade:
         found += [option_ids(terms, option, trade) for option in clause.related]
-    return BitMap.union(*found) if found else BitMap()
+    result = terms.worked[key] = found[0] if len(found) == 1 else BitMap.union(*found) if found else BitMap()
+    return result
 
 
 def all_of(parts: Sequence[BitMap], base: BitMap) -> BitMap:
@@ -182,9 +204,9 @@ def rank(terms: Terms, plan: Plan, restrict: list[BitMap], unplaced: list[BitMap
     named = all_of([clause_ids(terms, c, (NAME,), typed_only=True) for c in [*kept, *optional]], everything)
     shown = all_of([clause_ids(terms, c, (NAME, SPECIALTY)) for c in kept], everything)
     trade = all_of([clause_ids(terms, c, TRADE_FIELDS) for c in kept], everything)
-    # The question's words and the vocabulary's for them: "temp agency" asks for staffing.
-    asked = {w for c in plan.clauses for o in (*c.typed, *c.related) for w in (*c.words, *o.words)}
-    other_kind = [terms.term(SPECIALTY + w) for w in OTHER_KINDS - asked]
+    # Of another kind, unless the question's words or the vocabulary's for them say so ("temp agency"
+    # asks for staffing).
+    other_kind = [terms.term(term) for term in sorted(other_kind_terms(plan))]
     demoted = (named | trade) & BitMap.union(*other_kind) if other_kind else BitMap()
     tiers += [named - demoted, shown - demoted, trade - demoted, demoted, everything]
     return Ranked(disjoint(tiers), everything, dropped)

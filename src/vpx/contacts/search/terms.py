@@ -8,6 +8,8 @@ the active contacts that have it.
     o:austin     a word of the industry or the city (found, but not what the contact is about)
     #st:ca       the state; #in:home-services the industry; #ct:sanfrancisco the city
     #em:mx_found the email's deliverability status (vpx.deliverability), for a contact with an email
+    #other       a business of another kind than the trade its specialty names (OTHER_KINDS: a supplier,
+                 a utility, software, staffing), ranked after the trade's own businesses
     #dnc         a phone that may not be called: the Do-Not-Call registry lists it, or its person asked
                  (contacts.phone_dnc listed or requested: the search filter exclude_dnc leaves them out)
     #a           every active contact
@@ -27,6 +29,14 @@ TEXT_FIELDS = (NAME, SPECIALTY, LICENSE, OTHER)
 # Where a trade shows itself: its name, its specialty, its licence (the second tier of relevance).
 TRADE_FIELDS = (NAME, SPECIALTY, LICENSE)
 EVERY_CONTACT = "#a"
+# Specialty words that make a business another kind than the trade it names: "Electrical Supplies"
+# (a wholesaler) and "Electric Utility" are not electricians, "Accounting Software" is no accountant.
+OTHER_KINDS = frozenset(
+    {"supply", "supplies", "supplier", "wholesale", "utility", "utilities", "software", "staffing", "distribution"}
+)
+# The contacts whose specialty holds one of them: one term read by every question with words (its
+# ranking demotes them), where the nine words' own terms cost a first answer nine bitmaps.
+OTHER_KIND = "#other"
 DO_NOT_CALL = "#dnc"
 # The phone_dnc values (vpx.compliance.dnc) that make a contact's phone one not to call.
 DO_NOT_CALL_STATES = frozenset({"listed", "requested"})
@@ -73,7 +83,7 @@ def contact_terms(
     ``phone_dnc``: its phone's Do-Not-Call state, None without a phone."""
     terms = (
         field_words(NAME, business_name)
-        | field_words(SPECIALTY, specialty)
+        | _specialty(specialty)
         | field_words(LICENSE, license_type)
         | _other(industry, city, state)
     )
@@ -86,6 +96,14 @@ def filter_terms(email_status: str | None, phone_dnc: str | None) -> frozenset[s
     if phone_dnc in DO_NOT_CALL_STATES:
         found.add(DO_NOT_CALL)
     return frozenset(found)
+
+
+@lru_cache(maxsize=1 << 16)
+def _specialty(specialty: str | None) -> frozenset[str]:
+    found = field_words(SPECIALTY, specialty)
+    if any(term[2:] in OTHER_KINDS for term in found):
+        return found | {OTHER_KIND}
+    return found
 
 
 @lru_cache(maxsize=1 << 16)
