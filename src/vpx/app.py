@@ -30,7 +30,7 @@ from vpx.config import Settings, get_settings
 from vpx.contacts.router import router as contact_router
 from vpx.contacts.search import backend_for
 from vpx.contacts.search.folding import FoldAssist
-from vpx.dashboard import install_dashboard
+from vpx.dashboard.router import install_dashboard
 from vpx.db import Database
 from vpx.demo.feed import start_demo_feed
 from vpx.enrichment import build_waterfall, close_waterfall

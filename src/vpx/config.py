@@ -14,6 +14,9 @@ from pydantic import Field, SecretStr, ValidationError, field_validator, model_v
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from pydantic_settings import SettingsError as SourceError
 
+from vpx.nameservers import parse_servers
+from vpx.validation_messages import error_message
+
 DEFAULT_SQLITE_URL = "sqlite+aiosqlite:///./var/vpx.db"
 # Operator tokens are guessed at the admin budget's pace only; short ones would still fall.
 MIN_ADMIN_TOKEN_LENGTH = 16
@@ -423,9 +426,6 @@ class Settings(BaseSettings):
     @classmethod
     def _check_dns_servers(cls, value: str) -> str:
         if value.strip():
-            # Imported here: the resolver's module reads these settings.
-            from vpx.nameservers import parse_servers
-
             parse_servers(value)
         return value
 
@@ -503,9 +503,6 @@ def _database_url_backend(value: str) -> tuple[str, str] | None:
 
 def settings_problem(exc: ValidationError) -> str:
     """One line naming each bad setting (as its environment variable) and its rule, without values."""
-    # The API's words for the same mistakes; imported here, as vpx.errors imports vpx.db, which imports this.
-    from vpx.errors import error_message
-
     problems = []
     for error in exc.errors(include_url=False):
         field = str(error["loc"][0]) if error["loc"] else ""

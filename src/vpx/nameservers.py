@@ -9,16 +9,23 @@ import ipaddress
 import logging
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import dns.asyncresolver
 import dns.exception
 import dns.nameserver
 
-if TYPE_CHECKING:
-    from vpx.config import Settings
-
 log = logging.getLogger("vpx.dns")
+
+
+class DnsSettings(Protocol):
+    """The settings a resolver is built from (``vpx.config.Settings`` has them; the settings check
+    VPX_DNS_SERVERS with ``parse_servers`` below, so this module never imports them)."""
+
+    @property
+    def dns_servers(self) -> str: ...
+    @property
+    def dns_timeout_seconds(self) -> float: ...
 
 
 class Nameservers:
@@ -45,7 +52,7 @@ class Nameservers:
             self._resolver = self._tuned(resolver)
 
     @classmethod
-    def from_settings(cls, settings: Settings, *, purpose: str) -> Nameservers:
+    def from_settings(cls, settings: DnsSettings, *, purpose: str) -> Nameservers:
         servers = parse_servers(settings.dns_servers) if settings.dns_servers.strip() else None
         return cls(servers, timeout=settings.dns_timeout_seconds, purpose=purpose)
 

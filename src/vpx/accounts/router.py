@@ -8,6 +8,7 @@ from fastapi import APIRouter, Query, Request
 
 from vpx.accounts import service as account_service
 from vpx.accounts.schemas import AccountView, BalanceView, LedgerEntryView, LedgerPage
+from vpx.auth import service as key_service
 from vpx.auth.dependencies import ReadCaller
 from vpx.clock import next_month_start
 from vpx.credits import service as credit_service
@@ -22,7 +23,7 @@ router = APIRouter(prefix="/api/v1/account", tags=["account"])
 async def _active_keys(request: Request, *, account_id: str, livemode: bool) -> int:
     database: Database = request.app.state.database
     async with database.read_sessions() as session:
-        return await account_service.count_active_keys(session, account_id=account_id, livemode=livemode)
+        return await key_service.count_active_keys(session, account_id=account_id, livemode=livemode)
 
 
 @router.get("", response_model=AccountView, responses=problem_responses(401, 403, 429), summary="The account")

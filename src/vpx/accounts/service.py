@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.clock import month_key
@@ -12,7 +12,7 @@ from vpx.config import Settings
 from vpx.credits import service as credit_service
 from vpx.errors import Conflict, NotFound
 from vpx.ids import new_id
-from vpx.models import Account, ApiKey, LedgerEntry
+from vpx.models import Account, LedgerEntry
 
 PLANS = ("free",)
 
@@ -69,13 +69,3 @@ async def get_account(session: AsyncSession, *, account_id: str) -> Account:
     if account is None:
         raise NotFound(f"No account {account_id}.")
     return account
-
-
-async def count_active_keys(session: AsyncSession, *, account_id: str, livemode: bool | None = None) -> int:
-    """The account's active keys (of one mode, live or test, when ``livemode`` is given)."""
-    query = select(func.count()).select_from(ApiKey).where(ApiKey.account_id == account_id, ApiKey.revoked_at.is_(None))
-    if livemode is not None:
-        from vpx.auth.service import of_mode  # the key service imports this module
-
-        query = query.where(of_mode(livemode))
-    return int(await session.scalar(query) or 0)

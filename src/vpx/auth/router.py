@@ -11,7 +11,6 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Path, Query, Request, Response
 from fastapi.responses import JSONResponse
 
-from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
 from vpx.auth.dependencies import Caller, ManageCaller
 from vpx.auth.keys import LABELS, KeyType
@@ -81,7 +80,7 @@ async def list_keys(
     keys = keys[:limit]
     return KeyList(
         keys=[key_view(k, now) for k in keys],
-        active_keys=await account_service.count_active_keys(
+        active_keys=await key_service.count_active_keys(
             session, account_id=caller.account_id, livemode=caller.livemode
         ),
         max_active_keys=settings.max_active_keys,

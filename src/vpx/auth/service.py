@@ -13,7 +13,6 @@ from typing import Any
 from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from vpx.accounts import service as account_service
 from vpx.auth import network
 from vpx.auth.keys import TEST_PREFIX, KeyType, display_prefix, generate_key, hash_key, is_test_key
 from vpx.config import Settings
@@ -68,7 +67,7 @@ async def create_key(
     locked = await session.scalar(select(Account.id).where(Account.id == account_id).with_for_update())
     if locked is None:
         raise NotFound(f"No account {account_id}.")
-    active = await account_service.count_active_keys(session, account_id=account_id, livemode=livemode)
+    active = await count_active_keys(session, account_id=account_id, livemode=livemode)
     if active >= settings.max_active_keys:
         mode = "" if livemode else " test"
         raise KeyLimitReached(
@@ -184,6 +183,14 @@ def key_view(key: ApiKey) -> dict[str, Any]:
 def key_mode(key: ApiKey) -> str:
     """``test`` for a test key, ``live`` otherwise: the prefix a key shows says which."""
     return "test" if is_test_key(key.display_prefix) else "live"
+
+
+async def count_active_keys(session: AsyncSession, *, account_id: str, livemode: bool | None = None) -> int:
+    """The account's active keys (of one mode, live or test, when ``livemode`` is given)."""
+    query = select(func.count()).select_from(ApiKey).where(ApiKey.account_id == account_id, ApiKey.revoked_at.is_(None))
+    if livemode is not None:
+        query = query.where(of_mode(livemode))
+    return int(await session.scalar(query) or 0)
 
 
 def of_mode(livemode: bool) -> ColumnElement[bool]:

@@ -27,7 +27,7 @@ from vpx.webhooks import events as webhook_events
 from vpx.webhooks import outbox as webhook_outbox
 
 if TYPE_CHECKING:
-    from vpx.signals.hooks import HookContext
+    from vpx.signals.hook_context import HookContext
 
 LEDGER_KIND = "auto_buy"
 

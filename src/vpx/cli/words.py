@@ -28,7 +28,7 @@ import typer
 from pydantic import ValidationError
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
-from vpx.errors import error_message
+from vpx.validation_messages import error_message
 
 # typer's type labels (inside its angle brackets) and the word help shows instead.
 _KIND_WORDS = {

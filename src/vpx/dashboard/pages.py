@@ -12,7 +12,7 @@ from vpx.credits import service as credit_service
 from vpx.dashboard import sessions
 from vpx.dashboard.sessions import SignedIn, require_user
 from vpx.dashboard.web import DashboardRoute, render
-from vpx.errors import error_message
+from vpx.validation_messages import error_message
 
 
 def dashboard_router() -> APIRouter:

@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request, Response
+from fastapi import APIRouter, FastAPI, Request, Response
 from fastapi.responses import FileResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
 
-from vpx.dashboard import STATIC_DIR, account, capabilities, contacts, credits, keys, reset, rules, signup, webhooks
+from vpx.dashboard import (
+    STATIC_DIR,
+    account,
+    capabilities,
+    contacts,
+    credits,
+    keys,
+    mailing,
+    reset,
+    rules,
+    signup,
+    webhooks,
+)
 from vpx.dashboard.pages import dashboard_router
-from vpx.dashboard.web import PageRefused
+from vpx.dashboard.web import PageRefused, install_page_errors
 
 router = APIRouter(include_in_schema=False)
 for part in (account, signup, reset, keys, credits, contacts, webhooks, rules, capabilities):
@@ -34,3 +47,14 @@ async def not_found(request: Request, path: str) -> Response:
 
 
 router.include_router(catch_all)
+
+
+def install_dashboard(app: FastAPI) -> None:
+    """Adds the dashboard's pages and its static files to the app."""
+    # Whether sign-up and password reset are offered, and where their links go, said at start.
+    mailing.announce(app.state.settings)
+
+    # The static files first: the dashboard's catch-all 404 page would otherwise answer for them.
+    app.mount("/dashboard/static", StaticFiles(directory=STATIC_DIR), name="dashboard-static")
+    app.include_router(router)
+    install_page_errors(app)

@@ -15,10 +15,10 @@ from pydantic import ValidationError
 
 from vpx import __version__
 from vpx.auth.keys import KeyType
-from vpx.errors import error_message
 from vpx.mcp_server.api import ApiCaller
 from vpx.mcp_server.spending import SessionBudget
 from vpx.mcp_server.tools import BY_NAME, TOOLS, ToolRefused
+from vpx.validation_messages import error_message
 
 log = logging.getLogger("vpx.mcp")
 

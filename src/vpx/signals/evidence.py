@@ -12,10 +12,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vpx.errors import error_message
 from vpx.fields import MultiLine, SingleLine, Timestamp
 from vpx.signals.events import BusinessRef, SignalEvent
 from vpx.signals.schemas import Category
+from vpx.validation_messages import error_message
 
 SOURCE = "evidence"
 MAX_LINE_BYTES = 256 * 1024

@@ -3,41 +3,21 @@
 Every hook runs after the new signals are flushed (only newly inserted ones, never duplicates) and
 before the commit, so its writes (webhook outbox rows, auto-buy purchases) commit with the signals or
 not at all. Each capability adds its own line to ``INGEST_HOOKS``; the list is explicit so a reader
-sees everything an ingest sets off.
+sees everything an ingest sets off. The hooks know only ``vpx.signals.hook_context``, the shape of a
+hook and what it is handed, never this list.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from collections.abc import Sequence
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.autobuy import matching as autobuy_matching
-from vpx.clock import Clock
-from vpx.config import Settings
 from vpx.signals import stream as signal_stream
 from vpx.signals import webhooks as signal_webhooks
+from vpx.signals.hook_context import HookContext, IngestHook
 from vpx.signals.records import SignalRecord
-
-
-@dataclass(frozen=True)
-class HookContext:
-    settings: Settings
-    clock: Clock
-    # "sqlite" or "postgresql": PostgreSQL notifications are transactional, SQLite's wake-ups happen
-    # in-process after commit.
-    dialect: str
-    # The ingest's timestamp (the signals' created_at); None: the clock's time.
-    at: datetime | None = None
-
-    @property
-    def now(self) -> datetime:
-        return self.at if self.at is not None else self.clock.now()
-
-
-IngestHook = Callable[[AsyncSession, Sequence[SignalRecord], HookContext], Awaitable[None]]
 
 INGEST_HOOKS: tuple[IngestHook, ...] = (
     # signal.created webhook events (D29), through the outbox (signals-core).

@@ -28,7 +28,7 @@ from vpx.registries.matching import NAME_THRESHOLD
 from vpx.signals import classification
 
 if TYPE_CHECKING:
-    from vpx.signals.pipeline import IngestReport, Prepared
+    from vpx.signals.intake import IngestReport, Prepared
 
 
 async def link_contacts(

@@ -13,7 +13,6 @@ import hashlib
 import json
 import math
 from collections.abc import Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -30,7 +29,9 @@ from vpx.models.signals import SIGNAL_COUNTER_ID
 from vpx.registries import bulk
 from vpx.signals import classification, linking
 from vpx.signals.events import CATEGORIES, SignalEvent
-from vpx.signals.hooks import HookContext, run_ingest_hooks
+from vpx.signals.hook_context import HookContext
+from vpx.signals.hooks import run_ingest_hooks
+from vpx.signals.intake import IngestReport, Prepared, Skipped
 from vpx.signals.records import NewSignal, SignalRecord
 from vpx.verticals import is_vertical
 
@@ -44,66 +45,12 @@ EVIDENCE = SIGNAL_COLUMNS.index("evidence")
 MAX_TEXT = {"topic": 200, "city": 120, "summary": 2000}
 
 
-@dataclass(frozen=True)
-class Skipped:
-    index: int
-    reason: str
-    message: str
-
-
-@dataclass
-class IngestReport:
-    """What an ingest did. ``skipped`` holds each refused event's 0-based position and reason."""
-
-    ingested: int = 0
-    duplicates: int = 0
-    fcra_blocked: int = 0
-    contacts_linked: int = 0
-    contacts_created: int = 0
-    skipped: list[Skipped] = field(default_factory=list)
-    signal_ids: list[str] = field(default_factory=list)
-
-    def skip(self, index: int, reason: str, message: str) -> None:
-        self.skipped.append(Skipped(index, reason, message))
-
-    @property
-    def skipped_reasons(self) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for item in self.skipped:
-            counts[item.reason] = counts.get(item.reason, 0) + 1
-        return counts
-
-    def add(self, other: IngestReport) -> None:
-        self.ingested += other.ingested
-        self.duplicates += other.duplicates
-        self.fcra_blocked += other.fcra_blocked
-        self.contacts_linked += other.contacts_linked
-        self.contacts_created += other.contacts_created
-        self.skipped.extend(other.skipped)
-        self.signal_ids.extend(other.signal_ids)
-
-
 class InvalidEvent(ValueError):
     """An event the pipeline refuses; ``reason`` is a stable snake_case code."""
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
-
-
-@dataclass
-class Prepared:
-    """A validated, classified event on its way in."""
-
-    index: int
-    event: SignalEvent
-    state: str
-    city: str | None
-    intent_level: str
-    source_status: str
-    confidence: float
-    source_record_id: str | None
-    contact_number: int | None = None
 
 
 def _clip(value: str | None, name: str) -> str | None:

@@ -18,7 +18,7 @@ from vpx.webhooks import outbox as webhook_outbox
 from vpx.webhooks.filters import signal_matches
 
 if TYPE_CHECKING:
-    from vpx.signals.hooks import HookContext
+    from vpx.signals.hook_context import HookContext
 
 
 async def enqueue_signal_created(session: AsyncSession, signals: Sequence[SignalRecord], context: HookContext) -> None:

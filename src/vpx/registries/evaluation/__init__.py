@@ -5,18 +5,18 @@ docs/registries.md records them).
 - ``pairs``: the records of the samples and the ordinary pairs (variants of a record as another
   source would write it; distinct records of one city; name collisions);
 - ``hard``: the hard cases — near names with another phone, domain, house number or licence,
-  chain locations, one doctor at two practices; abbreviations, suites, typos, DBA names;
+  chain locations, one doctor at two practices; abbreviations, suites, typos, DBA names; and
+  ``all_pairs``, the ordinary and the hard ones together;
 - ``scores``: pairwise precision, recall and F1, overall, per category and per rule.
 """
 
-from vpx.registries.evaluation.hard import hard_pairs
+from vpx.registries.evaluation.hard import all_pairs, hard_pairs
 from vpx.registries.evaluation.pairs import (
     HARD_NEGATIVE,
     OTHER_NEGATIVE,
     POSITIVE,
     LabelledRecord,
     Pair,
-    all_pairs,
     labelled_pairs,
     sample_records,
 )

@@ -32,6 +32,7 @@ from vpx.registries.evaluation.pairs import (
     Pair,
     fields_of,
     labelled,
+    labelled_pairs,
     typo,
 )
 
@@ -174,3 +175,8 @@ def _positives(record: LabelledRecord, base: dict[str, object], rng: random.Rand
         dba = labelled(f"{key}~dba", kind, {**base, "business_name": other.upper()})
         pairs.append(Pair(record, dba, True, "dba"))
     return pairs
+
+
+def all_pairs(records: list[LabelledRecord], *, seed: int = 20261122) -> list[Pair]:
+    """The ordinary pairs (vpx.registries.evaluation.pairs) and the hard ones."""
+    return labelled_pairs(records, seed=seed) + hard_pairs(records, seed=seed)

@@ -231,10 +231,3 @@ def labelled_pairs(records: list[LabelledRecord], *, seed: int = 20261122) -> li
         )
         pairs.append(Pair(a, moved, False, "name_collision"))
     return pairs
-
-
-def all_pairs(records: list[LabelledRecord], *, seed: int = 20261122) -> list[Pair]:
-    """The ordinary and the hard pairs (vpx.registries.evaluation.hard)."""
-    from vpx.registries.evaluation.hard import hard_pairs
-
-    return labelled_pairs(records, seed=seed) + hard_pairs(records, seed=seed)
