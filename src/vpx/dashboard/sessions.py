@@ -4,13 +4,13 @@ A session is a random token in a cookie (Secure, HttpOnly, SameSite=Lax); the da
 its SHA-256, with the account and the session's CSRF token. Every form of a signed-in page carries
 that token (synchronizer pattern); the sign-in and sign-up forms, before any session exists, carry
 a token that must match a cookie of its own (double submit). A form whose browser says it comes
-from another site (Sec-Fetch-Site: cross-site) is refused whatever it carries.
+from another site (Sec-Fetch-Site: cross-site) is refused whatever it carries (vpx.auth.csrf, as the
+operator page's forms).
 """
 
 from __future__ import annotations
 
 import hashlib
-import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -21,6 +21,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
+from vpx.auth.csrf import PageCookies
 from vpx.config import Settings
 from vpx.dashboard.web import CsrfRefused, SignInRequired
 from vpx.models import Account, DashboardSession
@@ -28,7 +29,7 @@ from vpx.models import Account, DashboardSession
 SESSION_COOKIE = "vpx_session"
 CSRF_COOKIE = "vpx_csrf"
 COOKIE_PATH = "/dashboard"
-CSRF_FIELD = "csrf_token"
+COOKIES = PageCookies(csrf_cookie=CSRF_COOKIE, path=COOKIE_PATH, same_site="lax", refused=CsrfRefused)
 
 
 def _digest(token: str) -> str:
@@ -87,30 +88,12 @@ async def end_session(session: AsyncSession, *, session_id: str) -> None:
     await session.execute(delete(DashboardSession).where(DashboardSession.id == session_id))
 
 
-def _cookie(response: Response, name: str, value: str, settings: Settings, max_age: int | None) -> None:
-    response.set_cookie(
-        name,
-        value,
-        max_age=max_age,
-        path=COOKIE_PATH,
-        secure=not settings.dashboard_plain_http,
-        httponly=True,
-        samesite="lax",
-    )
-
-
 def set_session_cookie(response: Response, token: str, settings: Settings) -> None:
-    _cookie(response, SESSION_COOKIE, token, settings, settings.dashboard_session_hours * 3600)
+    COOKIES.set(response, SESSION_COOKIE, token, settings, max_age=settings.dashboard_session_hours * 3600)
 
 
 def clear_session_cookie(response: Response, settings: Settings) -> None:
-    response.delete_cookie(
-        SESSION_COOKIE,
-        path=COOKIE_PATH,
-        secure=not settings.dashboard_plain_http,
-        httponly=True,
-        samesite="lax",
-    )
+    COOKIES.forget(response, SESSION_COOKIE, settings)
 
 
 async def current_user(request: Request) -> SignedIn | None:
@@ -138,44 +121,21 @@ async def require_user(request: Request) -> SignedIn:
 def anonymous_csrf_token(request: Request) -> str:
     """The double-submit token of a signed-out browser: its cookie's, or a new one that the page
     must set (see ``remember_anonymous_token``)."""
-    token = request.cookies.get(CSRF_COOKIE, "")
-    if not token or len(token) > 128:
-        token = secrets.token_urlsafe(32)
-        request.state.new_csrf_cookie = token
-    return token
+    return COOKIES.anonymous_token(request)
 
 
 def remember_anonymous_token(request: Request, response: Response) -> None:
-    token = getattr(request.state, "new_csrf_cookie", None)
-    if token:
-        _cookie(response, CSRF_COOKIE, token, request.app.state.settings, None)
-
-
-def _same_site(request: Request) -> None:
-    if request.headers.get("sec-fetch-site", "").lower() == "cross-site":
-        raise CsrfRefused()
-
-
-def _matches(sent: object, expected: str) -> bool:
-    return isinstance(sent, str) and bool(expected) and hmac.compare_digest(sent.encode(), expected.encode())
+    COOKIES.remember_anonymous_token(request, response)
 
 
 async def signed_in_form(request: Request, user: Annotated[SignedIn, Depends(require_user)]) -> FormData:
     """The form of a signed-in page, once its CSRF token has been checked."""
-    _same_site(request)
-    form = await request.form()
-    if not _matches(form.get(CSRF_FIELD), user.csrf_token):
-        raise CsrfRefused()
-    return form
+    return await COOKIES.checked_form(request, user.csrf_token)
 
 
 async def anonymous_form(request: Request) -> FormData:
     """The sign-in or sign-up form, once its token has been checked against the CSRF cookie."""
-    _same_site(request)
-    form = await request.form()
-    if not _matches(form.get(CSRF_FIELD), request.cookies.get(CSRF_COOKIE, "")):
-        raise CsrfRefused()
-    return form
+    return await COOKIES.anonymous_form(request)
 
 
 User = Annotated[SignedIn, Depends(require_user)]

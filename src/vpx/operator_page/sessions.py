@@ -18,7 +18,7 @@ browser out. The mark opens nothing by itself, and only a right token gets one; 
 not per mark, so that whoever holds a token cannot make marks by the dozen to guess another token
 faster.
 
-Forms are protected like the dashboard's (vpx.dashboard.sessions): the sign-in form by a token that
+Forms are protected as the dashboard's are (vpx.auth.csrf): the sign-in form by a token that
 must match a cookie of its own (double submit), the signed-in form (sign-out) by the session's token;
 a form whose browser says it comes from another site is refused whatever it carries. The cookies are
 SameSite=Strict, HttpOnly, confined to /operator, and Secure unless VPX_DASHBOARD_PLAIN_HTTP is set (as
@@ -39,6 +39,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.datastructures import FormData
 
+from vpx.auth.csrf import PageCookies
 from vpx.config import Settings
 from vpx.models import OperatorSession
 from vpx.secrets.box import SecretBox, SecretsUnavailable
@@ -47,7 +48,6 @@ SESSION_COOKIE = "vpx_operator"
 CSRF_COOKIE = "vpx_operator_csrf"
 KNOWN_BROWSER_COOKIE = "vpx_operator_browser"
 COOKIE_PATH = "/operator"
-CSRF_FIELD = "csrf_token"
 SESSION_HOURS = 8
 KNOWN_BROWSER_DAYS = 30
 TOKEN_HASH_PURPOSE = "operator page sessions"
@@ -57,6 +57,9 @@ MAX_COOKIE = 2000
 
 class FormRefused(Exception):
     """A form without the right CSRF token, or sent from another site."""
+
+
+COOKIES = PageCookies(csrf_cookie=CSRF_COOKIE, path=COOKIE_PATH, same_site="strict", refused=FormRefused)
 
 
 @dataclass(frozen=True)
@@ -80,28 +83,6 @@ def _token_hash(box: SecretBox, token: str) -> str:
 
 def _same(left: str, right: str) -> bool:
     return hmac.compare_digest(left.encode(), right.encode())
-
-
-def secure_cookies(settings: Settings) -> bool:
-    """Secure, as the dashboard's cookies are, unless the operator serves plain HTTP on purpose
-    (VPX_DASHBOARD_PLAIN_HTTP, development)."""
-    return not settings.dashboard_plain_http
-
-
-def _cookie(response: Response, name: str, value: str, settings: Settings, max_age: int | None) -> None:
-    response.set_cookie(
-        name,
-        value,
-        max_age=max_age,
-        path=COOKIE_PATH,
-        secure=secure_cookies(settings),
-        httponly=True,
-        samesite="strict",
-    )
-
-
-def _forget(response: Response, name: str, settings: Settings) -> None:
-    response.delete_cookie(name, path=COOKIE_PATH, secure=secure_cookies(settings), httponly=True, samesite="strict")
 
 
 def presented_session_id(request: Request) -> str | None:
@@ -174,12 +155,12 @@ async def current_operator(request: Request) -> Operator | None:
 
 def set_session_cookie(response: Response, cookie: str, settings: Settings) -> None:
     """Sets the new session's cookie; the sign-in form's cookie has served its purpose."""
-    _cookie(response, SESSION_COOKIE, cookie, settings, SESSION_HOURS * 3600)
-    _forget(response, CSRF_COOKIE, settings)
+    COOKIES.set(response, SESSION_COOKIE, cookie, settings, max_age=SESSION_HOURS * 3600)
+    COOKIES.forget(response, CSRF_COOKIE, settings)
 
 
 def clear_session_cookie(response: Response, settings: Settings) -> None:
-    _forget(response, SESSION_COOKIE, settings)
+    COOKIES.forget(response, SESSION_COOKIE, settings)
 
 
 def mark_known_browser(response: Response, *, token: str, box: SecretBox, now: datetime, settings: Settings) -> None:
@@ -187,7 +168,9 @@ def mark_known_browser(response: Response, *, token: str, box: SecretBox, now: d
     that token's known browsers, for as long as the token is configured with the same value."""
     expires_at = now + timedelta(days=KNOWN_BROWSER_DAYS)
     payload = {"token_hash": _token_hash(box, token), "expires": expires_at.timestamp()}
-    _cookie(response, KNOWN_BROWSER_COOKIE, box.seal(json.dumps(payload)), settings, KNOWN_BROWSER_DAYS * 86400)
+    COOKIES.set(
+        response, KNOWN_BROWSER_COOKIE, box.seal(json.dumps(payload)), settings, max_age=KNOWN_BROWSER_DAYS * 86400
+    )
 
 
 def known_browser_budget(request: Request) -> str | None:
@@ -218,28 +201,13 @@ def known_browser_budget(request: Request) -> str | None:
 def anonymous_csrf_token(request: Request) -> str:
     """The sign-in form's double-submit token: its cookie's, or a new one that the page must set
     (``remember_anonymous_token``)."""
-    token = request.cookies.get(CSRF_COOKIE, "")
-    if not token or len(token) > MAX_TOKEN:
-        token = secrets.token_urlsafe(32)
-        request.state.new_operator_csrf = token
-    return token
+    return COOKIES.anonymous_token(request)
 
 
 def remember_anonymous_token(request: Request, response: Response) -> None:
-    token = getattr(request.state, "new_operator_csrf", None)
-    if token:
-        _cookie(response, CSRF_COOKIE, token, request.app.state.settings, None)
-
-
-def _matches(sent: object, expected: str) -> bool:
-    return isinstance(sent, str) and bool(expected) and hmac.compare_digest(sent.encode(), expected.encode())
+    COOKIES.remember_anonymous_token(request, response)
 
 
 async def checked_form(request: Request, expected: str) -> FormData:
     """The form, once its CSRF token matched ``expected`` and its browser did not call it cross-site."""
-    if request.headers.get("sec-fetch-site", "").lower() == "cross-site":
-        raise FormRefused()
-    form = await request.form()
-    if not _matches(form.get(CSRF_FIELD), expected):
-        raise FormRefused()
-    return form
+    return await COOKIES.checked_form(request, expected)
