@@ -96,21 +96,21 @@ async def test_bitmaps_of_another_generation_are_read_again(app: FastAPI, factor
     backend = app.state.search
     await factory.contacts([{"business_name": "Kestrel Optics", "city": "Reno", "state": "NV", "industry": "retail"}])
     reads = 0
-    original = postings.read_prefixed
+    original = postings.read_postings
 
-    async def read_then_fold(reader, prefix):  # type: ignore[no-untyped-def]
+    async def read_then_fold(reader, exact, prefixes):  # type: ignore[no-untyped-def]
         nonlocal reads
         reads += 1
         if reads == 1:  # the first read of bitmaps: a fold commits just before it
             await fold_all(app)
-        return await original(reader, prefix)
+        return await original(reader, exact, prefixes)
 
-    postings.read_prefixed = read_then_fold  # type: ignore[assignment]
+    postings.read_postings = read_then_fold  # type: ignore[assignment]
     try:
         async with app.state.database.read_engine.connect() as connection:
             page = await backend.search(connection, SearchQuery(text="kestrel"))
     finally:
-        postings.read_prefixed = original  # type: ignore[assignment]
+        postings.read_postings = original  # type: ignore[assignment]
     assert page.total == 1 and page.exact
     assert reads >= 2
     async with app.state.database.read_sessions() as session:

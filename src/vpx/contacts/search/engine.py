@@ -38,7 +38,6 @@ from vpx.contacts.search.matching import (
     all_of,
     apply_pending,
     clause_ids,
-    disjoint,
     needs_fewer_words,
     page,
     rank,
@@ -334,7 +333,8 @@ class BaseBackend:
 
     async def _read(self, session: Reader, view: postings.View, exact: set[str], prefixes: set[str]) -> Terms:
         """The bitmaps of the terms, of the view's generation (_Moved when a fold committed after
-        the view was read: the caller reads the view again)."""
+        the view was read: the caller reads the view again); what is not remembered is read in one
+        statement."""
         terms = Terms()
         missing = []
         for term in exact:
@@ -343,20 +343,27 @@ class BaseBackend:
                 missing.append(term)
             else:
                 terms.exact[term] = remembered
-        if missing:
-            found = _of_generation(await postings.read_terms(session, sorted(missing)), view)
+        unread = []
+        for prefix in prefixes:
+            remembered = self.bitmaps.get(prefix + "*", view.generation)
+            if remembered is None:
+                unread.append(prefix)
+            else:
+                terms.prefixed[prefix] = remembered
+        if missing or unread:
+            missing.sort()
+            unread.sort()
+            read = await postings.read_postings(session, missing, unread)
+            if view.strict and read.generation not in (-1, view.generation):
+                raise _Moved
             for term in missing:
-                bitmap = found.get(term, BitMap())
+                bitmap = read.exact.get(term, BitMap())
                 self.bitmaps.put(term, view.generation, bitmap)
                 terms.exact[term] = bitmap
-        for prefix in prefixes:
-            key = prefix + "*"
-            remembered = self.bitmaps.get(key, view.generation)
-            if remembered is None:
-                found = _of_generation(await postings.read_prefixed(session, prefix), view)
-                remembered = BitMap.union(*found.values()) if found else BitMap()
-                self.bitmaps.put(key, view.generation, remembered)
-            terms.prefixed[prefix] = remembered
+            for prefix in unread:
+                bitmap = read.prefixed.get(prefix, BitMap())
+                self.bitmaps.put(prefix + "*", view.generation, bitmap)
+                terms.prefixed[prefix] = bitmap
         if view.pending:
             apply_pending(terms, view)
         return terms
@@ -402,8 +409,7 @@ class BaseBackend:
         as_words = rank(terms, typed, unplaced, None)
         if set(as_words.dropped) - {w for c in typed.clauses if c.filler for w in c.words}:
             return ranked
-        tiers = disjoint([*ranked.tiers, *as_words.tiers])
-        return Ranked(tiers, ranked.everything | as_words.everything, ranked.dropped)
+        return Ranked([*ranked.tiers, *as_words.tiers], ranked.everything | as_words.everything, ranked.dropped)
 
     # --- answering -----------------------------------------------------------------------------
 
@@ -526,12 +532,13 @@ class BaseBackend:
         answer = self.answers.get(remembered)
         if answer is None or (end > len(answer.ids) and not answer.complete):
             ranked = await self._matches(session, query, plan, view)
-            tiers = ranked.tiers
+            tiers, everything = ranked.tiers, ranked.everything
             if horizon is not None:
                 tiers = [up_to(tier, horizon) for tier in tiers]
+                everything = up_to(everything, horizon)
             kept = max(KEPT_IDS, end)
-            ids = page(tiers, 0, kept)
-            total = sum(len(tier) for tier in tiers)
+            ids = page(tiers, kept)
+            total = len(everything)
             highest = ranked.everything.max() if ranked.everything else 0
             answer = Answer(array("q", ids), total, len(ids) == total, highest, ranked.dropped)
             if kept == KEPT_IDS:
@@ -599,12 +606,6 @@ class Candidates:
     prefixed: bool
     near: tuple[str, ...]
     far: tuple[str, ...] = ()
-
-
-def _of_generation(read: postings.Read, view: postings.View) -> dict[str, BitMap]:
-    if view.strict and read.generation not in (-1, view.generation):
-        raise _Moved
-    return read.bitmaps
 
 
 def _facet_terms(query: SearchQuery) -> tuple[list[str], list[str]]:

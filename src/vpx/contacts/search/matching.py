@@ -138,16 +138,27 @@ def clause_ids(
     """Contacts that satisfy a clause in these fields: its words as typed anywhere in them (``literal``:
     without a typo's corrections), the vocabulary's words only where a trade shows itself (name,
     specialty, licence): "real estate" for "realtors" is not every business of the real-estate industry."""
+    if literal and not any(option.corrected for option in clause.typed):
+        literal, typed_only = False, True  # the same contacts: worked out once
     key = (id(clause), fields, typed_only, literal)
     remembered = terms.worked.get(key)
     if remembered is not None:
         return remembered
-    typed = [o for o in clause.typed if not (literal and o.corrected)]
-    found = [option_ids(terms, option, fields) for option in typed]
-    trade = tuple(f for f in fields if f in TRADE_FIELDS)
-    if not (typed_only or literal) and trade:
-        found += [option_ids(terms, option, trade) for option in clause.related]
-    result = terms.worked[key] = found[0] if len(found) == 1 else BitMap.union(*found) if found else BitMap()
+    if not fields:
+        result = BitMap()
+    else:
+        # The fields one by one onto those before (name; name and specialty; ...): a ranking asks
+        # for growing sets of fields, each one union more than the last.
+        last = fields[-1]
+        typed = [o for o in clause.typed if not (literal and o.corrected)]
+        found = [option_ids(terms, option, (last,)) for option in typed]
+        if not (typed_only or literal) and last in TRADE_FIELDS:
+            found += [option_ids(terms, option, (last,)) for option in clause.related]
+        if len(fields) > 1:
+            found.append(clause_ids(terms, clause, fields[:-1], typed_only=typed_only, literal=literal))
+        found = [bitmap for bitmap in found if bitmap]
+        result = found[0] if len(found) == 1 else BitMap.union(*found) if found else BitMap()
+    terms.worked[key] = result
     return result
 
 
@@ -167,7 +178,9 @@ def intersection(parts: Sequence[BitMap]) -> BitMap:
 
 @dataclass(frozen=True)
 class Ranked:
-    """A question's tiers in page order, every contact it matches, and the words it left out."""
+    """A question's tiers in page order, every contact it matches, and the words it left out. Tiers
+    may overlap (a contact ranks in the first that holds it: ``page``); each is within ``everything``,
+    whose size is the answer's total."""
 
     tiers: list[BitMap]
     everything: BitMap
@@ -209,17 +222,7 @@ def rank(terms: Terms, plan: Plan, restrict: list[BitMap], unplaced: list[BitMap
     other_kind = [terms.term(term) for term in sorted(other_kind_terms(plan))]
     demoted = (named | trade) & BitMap.union(*other_kind) if other_kind else BitMap()
     tiers += [named - demoted, shown - demoted, trade - demoted, demoted, everything]
-    return Ranked(disjoint(tiers), everything, dropped)
-
-
-def disjoint(tiers: list[BitMap]) -> list[BitMap]:
-    """Each tier without the contacts of the tiers before it."""
-    seen = BitMap()
-    kept = []
-    for tier in tiers:
-        kept.append(tier - seen)
-        seen |= tier
-    return kept
+    return Ranked(tiers, everything, dropped)
 
 
 def _fewer_words(
@@ -305,15 +308,15 @@ def up_to(bitmap: BitMap, highest: int) -> BitMap:
     return kept
 
 
-def page(tiers: list[BitMap], offset: int, limit: int) -> list[int]:
+def page(tiers: list[BitMap], limit: int) -> list[int]:
+    """The first ``limit`` contacts of the tiers in order, each in the first tier that holds it: the
+    later tiers are not looked at once the page is full (a first answer's most common case)."""
     ids: list[int] = []
+    seen = BitMap()
     for tier in tiers:
         if len(ids) >= limit:
             break
-        if offset >= len(tier):
-            offset -= len(tier)
-            continue
-        end = min(len(tier), offset + limit - len(ids))
-        ids.extend(tier[offset:end])
-        offset = 0
+        fresh = tier - seen if seen else tier
+        ids.extend(fresh[: limit - len(ids)])
+        seen |= tier
     return ids

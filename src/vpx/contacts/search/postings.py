@@ -106,6 +106,67 @@ _PREFIXED = text(
 _ABOVE = "\U0010ffff"
 
 
+_EXACT_PART = {
+    "sqlite": "SELECT -1 AS k, term, ids FROM search_postings WHERE term IN (SELECT value FROM json_each(:terms))",
+    "postgresql": (
+        "SELECT -1 AS k, term, ids FROM search_postings WHERE term = ANY(CAST(CAST(:terms AS text) AS text[]))"
+    ),
+}
+_PREFIX_PART = "SELECT {0} AS k, term, ids FROM search_postings WHERE term >= :low{0} AND term < :high{0}"
+_statements: dict[tuple[str, bool, int], Any] = {}
+
+
+def _postings_statement(dialect: str, exact: bool, prefixes: int) -> Any:
+    """One statement reading exact terms and the terms of several prefixes, each row tagged with
+    what it was read for (-1: exact, else the prefix's place), with the generation: one snapshot."""
+    key = (dialect, exact, prefixes)
+    statement = _statements.get(key)
+    if statement is None:
+        parts = ([_EXACT_PART[dialect]] if exact else []) + [_PREFIX_PART.format(i) for i in range(prefixes)]
+        statement = _statements[key] = text(
+            "SELECT s.generation, p.k, p.term, p.ids FROM search_state s LEFT JOIN ("
+            + " UNION ALL ".join(parts)
+            + ") AS p ON 1 = 1 WHERE s.id = 1"
+        )
+    return statement
+
+
+@dataclass(frozen=True)
+class Postings:
+    """Exact terms' bitmaps and prefixes' (every term starting with one, together), of one generation."""
+
+    generation: int
+    exact: dict[str, BitMap]
+    prefixed: dict[str, BitMap]
+
+
+async def read_postings(reader: Reader, exact: Sequence[str], prefixes: Sequence[str]) -> Postings:
+    """What a question needs of the postings, in one statement (a term no active contact has, or a
+    prefix none starts, is left out)."""
+    if not exact and not prefixes:
+        return Postings(-1, {}, {})
+    dialect = _dialect(reader)
+    parameters: dict[str, str] = {}
+    if exact:
+        parameters["terms"] = json.dumps(list(exact)) if dialect == "sqlite" else pg_array(exact)
+    for i, prefix in enumerate(prefixes):
+        parameters[f"low{i}"], parameters[f"high{i}"] = prefix, prefix + _ABOVE
+    rows = await reader.execute(_postings_statement(dialect, bool(exact), len(prefixes)), parameters)
+    generation = 0
+    found: dict[str, BitMap] = {}
+    chunks: dict[int, list[BitMap]] = defaultdict(list)
+    for row in rows:
+        generation = int(row.generation or 0)
+        if row.term is None:
+            continue
+        if row.k < 0:
+            _join(found, row.term, row.ids)
+        else:
+            chunks[int(row.k)].append(BitMap.deserialize(bytes(row.ids)))
+    prefixed = {prefixes[k]: parts[0] if len(parts) == 1 else BitMap.union(*parts) for k, parts in chunks.items()}
+    return Postings(generation, found, prefixed)
+
+
 def _dialect(reader: Reader) -> str:
     return str(reader.get_bind().dialect.name if isinstance(reader, AsyncSession) else reader.dialect.name)
 
