@@ -79,7 +79,7 @@ async def test_bytes_that_are_not_http_get_a_problem_document(protocol: str) -> 
 def test_vpx_serve_runs_the_protocols_that_answer_problems(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    serve_module = importlib.import_module("vpx.cli.app")  # the module (vpx.cli.app is also the Typer app)
+    serve_module = importlib.import_module("vpx.cli.serve")  # where `vpx serve` runs the server
     started: list[uvicorn.Config] = []
 
     def run_server(config: uvicorn.Config, sock: socket.socket) -> bool:

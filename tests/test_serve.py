@@ -29,7 +29,7 @@ from vpx.clock import Clock
 from vpx.config import get_settings
 from vpx.db import Database
 
-cli_app = importlib.import_module("vpx.cli.app")  # the module (vpx.cli exports its Typer as `app`)
+serve_module = importlib.import_module("vpx.cli.serve")  # where `vpx serve` runs the server
 REPO = Path(__file__).resolve().parents[1]
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8"
 
@@ -115,7 +115,7 @@ def _serve_env(monkeypatch: pytest.MonkeyPatch, database: Path, **settings: str)
         sock.close()
         return True
 
-    monkeypatch.setattr(cli_app, "run_server", run_server)
+    monkeypatch.setattr(serve_module, "run_server", run_server)
     monkeypatch.setenv("VPX_DATABASE_URL", f"sqlite+aiosqlite:///{database}")
     monkeypatch.setenv("VPX_SECRET_KEYS", TEST_SECRET_KEY)
     monkeypatch.setenv("VPX_DATA_DIR", str(database.parent))

@@ -1,4 +1,4 @@
-"""`vpx accounts list|show|suspend|resume|delete|audit`: the operator's account lifecycle (the same as
+"""`vpx accounts list|show|suspend|resume|delete|audit|create`: the operator's account lifecycle (the same as
 the admin API's /api/v1/admin/accounts). Every change is written to the account's audit trail as
 `cli:<the operating-system user>`."""
 
@@ -10,9 +10,11 @@ from typing import Annotated, Any
 import typer
 
 from vpx.accounts import lifecycle
+from vpx.accounts import service as account_service
 from vpx.cli.output import JsonOption, emit, emit_rows, fail, run_with_database
 from vpx.clock import Clock
 from vpx.config import Settings
+from vpx.credits import service as credit_service
 from vpx.db import Database
 from vpx.sandbox import accounts as sandbox_accounts
 
@@ -153,3 +155,40 @@ def register(accounts_app: typer.Typer) -> None:
             return
         for entry in result["entries"]:
             emit(entry, as_json=False, title=f"{entry['at']:%Y-%m-%d %H:%M:%S} {entry['action']}")
+
+    accounts_app.command("create")(accounts_create)
+
+
+def accounts_create(
+    name: Annotated[str, typer.Option(help="Account name.")],
+    email: Annotated[str | None, typer.Option(help="Contact email (unique).")] = None,
+    plan: Annotated[str, typer.Option(help="Plan.")] = "free",
+    as_json: bool = JsonOption,
+) -> None:
+    """Create an account on the free plan (25 credits each calendar month, no payment card)."""
+    if plan not in account_service.PLANS:
+        fail(
+            f"unknown plan {plan!r}; plans: {', '.join(account_service.PLANS)}",
+            as_json=as_json,
+            code="invalid_parameters",
+        )
+    if not name.strip():
+        fail("--name must not be empty", as_json=as_json, code="invalid_parameters")
+
+    async def work(database: Database, settings: Settings) -> dict[str, object]:
+        now = Clock().now()
+        async with database.write_sessions() as session, session.begin():
+            account = await account_service.create_account(
+                session, name=name.strip(), email=email, plan=plan, now=now, settings=settings
+            )
+            balance = await credit_service.get_balance(session, account_id=account.id)
+        return {
+            "id": account.id,
+            "name": account.name,
+            "email": account.email,
+            "plan": account.plan,
+            "balance": balance.total,
+            "created_at": account.created_at,
+        }
+
+    emit(run_with_database(work, as_json=as_json), as_json=as_json, title="account")
