@@ -26,6 +26,7 @@ from vpx.clock import FixedClock
 from vpx.config import Settings
 from vpx.models import Mailbox, SequenceMessage, Suppression, WebhookDelivery
 from vpx.sequences import sending
+from vpx.sequences.sending import claiming
 
 MONDAY_9AM_UTC = datetime(2026, 11, 16, 9, 0, tzinfo=UTC)
 
@@ -333,7 +334,7 @@ async def test_a_mailbox_held_by_its_cap_does_not_hold_up_the_others(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # A round takes two steps: the capped mailbox's backlog, due first, must not fill every round.
-    monkeypatch.setattr(sending, "BATCH", 2)
+    monkeypatch.setattr(claiming, "BATCH", 2)
     account = await factory.account(credits=20)
     capped = await mailbox(client, account, smtp_sink, daily_limit=1)
     backlog = await sequence(client, account, capped, steps=STEPS[:1])
