@@ -122,19 +122,7 @@ KEPT_UPWARD_IMPORTS = {
 
 # Circles being broken by other work, each allowed as it stands (or smaller) until that work is done.
 # Empty this list as they go; anything not listed fails.
-KNOWN_CIRCLES_BEING_BROKEN: list[frozenset[str]] = [
-    # Search's engine and its dialect parts (issue 41): the engine is to pick its part from a table
-    # the parts fill.
-    frozenset(
-        {
-            "vpx.contacts.search.engine",
-            "vpx.contacts.search.matching",
-            "vpx.contacts.search.postgres",
-            "vpx.contacts.search.postings",
-            "vpx.contacts.search.sqlite",
-        }
-    ),
-]
+KNOWN_CIRCLES_BEING_BROKEN: list[frozenset[str]] = []
 
 
 def _module_name(path: Path) -> str:

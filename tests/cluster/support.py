@@ -21,7 +21,7 @@ from vpx.accounts import service as account_service
 from vpx.auth import service as key_service
 from vpx.auth.keys import KeyType
 from vpx.contacts.catalogue import add_contacts, contact_row
-from vpx.contacts.search.engine import backend_for
+from vpx.contacts.search.backends import backend_for
 from vpx.credits import service as credit_service
 from vpx.db import Database
 from vpx.models import Account, LedgerEntry

@@ -43,7 +43,9 @@ from vpx.app import create_app
 from vpx.clock import FixedClock
 from vpx.contacts.normalise import words
 from vpx.contacts.search import SearchQuery, postings
-from vpx.contacts.search.engine import BaseBackend, Terms, one_edit
+from vpx.contacts.search.corrections import one_edit
+from vpx.contacts.search.engine import BaseBackend
+from vpx.contacts.search.matching import Terms
 from vpx.db import Database
 from vpx.models import Contact
 from vpx.registries import duplicates, importer

@@ -36,7 +36,7 @@ async def fold_all(app: FastAPI) -> None:
 async def test_a_backlog_past_what_a_search_applies_is_said_and_folded_at_once(
     app: FastAPI, client: httpx.AsyncClient, factory: Factory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(postings, "PENDING_APPLIED", 20)
+    monkeypatch.setattr(postings.view, "PENDING_APPLIED", 20)
     account = await factory.account()
     await factory.contacts(
         [{"business_name": f"Ostrich Feather Works {i}", "city": "Tulsa", "state": "OK", "industry": "retail"}

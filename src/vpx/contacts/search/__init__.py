@@ -8,6 +8,7 @@ long words), found through a trigram index. See docs/search.md.
 
 from __future__ import annotations
 
-from vpx.contacts.search.engine import Reader, SearchBackend, SearchPage, SearchQuery, backend_for
+from vpx.contacts.search.backends import backend_for
+from vpx.contacts.search.engine import Reader, SearchBackend, SearchPage, SearchQuery
 
 __all__ = ["Reader", "SearchBackend", "SearchPage", "SearchQuery", "backend_for"]

@@ -21,17 +21,17 @@ import dataclasses
 from array import array
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from pyroaring import BitMap
 from rapidfuzz.distance import OSA
 from sqlalchemy import Select, or_
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession
 
-from vpx.contacts.normalise import fold, words
+from vpx.contacts.normalise import words
 from vpx.contacts.search import postings
 from vpx.contacts.search.caches import AnswerCache
+from vpx.contacts.search.corrections import Candidates, closest, max_edits, one_edit
 from vpx.contacts.search.matching import (
     Ranked,
     Terms,
@@ -56,6 +56,7 @@ from vpx.contacts.search.places import (
     zip_places,
 )
 from vpx.contacts.search.plan import FREQUENT_NAME, Clause, Option, Plan, plan_filter, plan_words
+from vpx.contacts.search.query import PREVIEW_COLUMNS, Interpreted, Reader, SearchPage, SearchQuery
 from vpx.contacts.search.terms import (
     DO_NOT_CALL,
     DO_NOT_CALL_STATES,
@@ -67,13 +68,15 @@ from vpx.contacts.search.terms import (
     state_term,
 )
 from vpx.contacts.search.vocabulary import Vocabulary, built_in
+
+# What callers take from here: the contract's types (vpx.contacts.search.query).
+__all__ = ["PREVIEW_COLUMNS", "BaseBackend", "Interpreted", "Reader", "SearchBackend", "SearchPage", "SearchQuery"]
 from vpx.models import Contact
 
 if TYPE_CHECKING:
     from vpx.db import Database
 
 AnySelect = TypeVar("AnySelect", bound="Select[*tuple[Any, ...]]")
-MAX_CORRECTIONS = 3
 # The first matches of an answer remembered (four pages of 25): later pages are worked out again.
 KEPT_IDS = 100
 # Folds committing between a search's view and its bitmaps before it takes the bitmaps as they come.
@@ -83,130 +86,9 @@ NO_CITY = "-"
 NOTHING = "#none"
 T = TypeVar("T")
 
-# Searches read through an ORM session or a bare connection (the API's search uses the latter: it
-# has nothing to load into a session).
-Reader = AsyncSession | AsyncConnection
-
-
-@dataclass(frozen=True)
-class SearchQuery:
-    text: str | None = None
-    state: str | None = None
-    city: str | None = None
-    industry: str | None = None
-    specialty: str | None = None
-    license_type: str | None = None
-    limit: int = 25
-    offset: int = 0
-    # The email's deliverability status (vpx.deliverability.checks.STATUSES); contacts with an email only.
-    email_status: str | None = None
-    # A ZIP code: its city and state (as the ZIP code list names them, spelt as the catalogue does),
-    # unless ``city`` is given; its state when the catalogue holds no contact in its city.
-    postal_code: str | None = None
-    # Leave out contacts whose phone may not be called (the Do-Not-Call registry lists it, or its
-    # person asked: terms.DO_NOT_CALL); a phone not screened yet ("unknown") is kept.
-    exclude_dnc: bool = False
-    # Set by ``interpret``: the question's words as typed when its place was read without "in" or
-    # "near" (they may be a business's name: "Boston Dental"), and the place's own words.
-    as_typed: str | None = None
-    place_words: tuple[str, ...] = ()
-
-    def count_key(self) -> tuple[Any, ...]:
-        return (
-            self.text,
-            self.state,
-            self.city,
-            self.industry,
-            self.specialty,
-            self.license_type,
-            self.email_status,
-            self.as_typed,
-            self.postal_code,
-            self.exclude_dnc,
-        )
-
-
-@dataclass(frozen=True)
-class Interpreted:
-    """How a question was read: its words, the city and state searched (from the filters, or from a
-    place in the words), the ZIP code a place was read from, and the words the answer left out."""
-
-    q: str
-    city: str | None
-    state: str | None
-    postal_code: str | None = None
-    dropped: tuple[str, ...] = ()
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "q": self.q,
-            "city": self.city,
-            "state": self.state,
-            "postal_code": self.postal_code,
-            "dropped": list(self.dropped),
-        }
-
-
-@dataclass
-class SearchPage:
-    rows: list[Any]
-    total: int
-    interpreted: Interpreted | None = None
-    # False only when more changes wait to be folded in than a search applies (vpx.contacts.search.
-    # postings.PENDING_APPLIED): the answer is then the postings' with the first of them applied.
-    exact: bool = True
-
 
 class _Moved(Exception):
     """The postings moved on (a fold committed) between reading the view and reading bitmaps."""
-
-
-PREVIEW_COLUMNS = (
-    Contact.id,
-    Contact.business_name,
-    Contact.city,
-    Contact.state,
-    Contact.industry,
-    Contact.intent_level,
-    Contact.email,
-    Contact.email_status,
-    Contact.phone,
-    Contact.website,
-    Contact.street,
-    Contact.bad_fields,
-)
-
-
-def max_edits(word: str) -> int:
-    return 1 if len(word) < 8 else 2
-
-
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
-
-
-def one_edit(word: str) -> set[str]:
-    """Every string one edit from ``word``: a letter deleted, two neighbours swapped, a letter
-    replaced or inserted (the optimal string alignment distance 1)."""
-    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    deleted = {a + b[1:] for a, b in splits if b}
-    swapped = {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
-    replaced = {a + c + b[1:] for a, b in splits if b for c in _LETTERS}
-    inserted = {a + c + b for a, b in splits for c in _LETTERS}
-    return (deleted | swapped | replaced | inserted) - {word}
-
-
-def closest(word: str, candidates: list[str]) -> tuple[str, ...]:
-    """Candidates within the edit budget, nearest first (optimal string alignment distance)."""
-    budget = max_edits(word)
-    scored = []
-    for term in candidates:
-        if term == word:
-            continue
-        distance = OSA.distance(word, term, score_cutoff=budget)
-        if distance <= budget:
-            scored.append((distance, abs(len(term) - len(word)), term))
-    scored.sort()
-    return tuple(term for _, _, term in scored[:MAX_CORRECTIONS])
 
 
 class SearchBackend(Protocol):
@@ -277,7 +159,7 @@ class BaseBackend:
         raise NotImplementedError
 
     async def add_terms(self, session: AsyncSession, terms: set[str]) -> None:
-        raise NotImplementedError
+        await postings.add_words(session, terms)
 
     # --- planning ------------------------------------------------------------------------------
 
@@ -598,16 +480,6 @@ class BaseBackend:
         return statement
 
 
-@dataclass(frozen=True)
-class Candidates:
-    """What the vocabulary had for a query word: a word it starts (no correction then), the words one
-    edit from it, or (none of those and a long word) those sharing trigrams with it."""
-
-    prefixed: bool
-    near: tuple[str, ...]
-    far: tuple[str, ...] = ()
-
-
 def _facet_terms(query: SearchQuery) -> tuple[list[str], list[str]]:
     """The filters' terms, and the place's when it was read from the words without "in" or "near"."""
     terms: list[str] = []
@@ -626,17 +498,3 @@ def _facet_terms(query: SearchQuery) -> tuple[list[str], list[str]]:
 def _as_typed(query: SearchQuery) -> SearchQuery:
     """The question as typed, without the place read from its words."""
     return dataclasses.replace(query, text=query.as_typed, state=None, city=None, as_typed=None, place_words=())
-
-
-def backend_for(dialect: str) -> BaseBackend:
-    if dialect == "sqlite":
-        from vpx.contacts.search.sqlite import SqliteSearch
-
-        return SqliteSearch()
-    from vpx.contacts.search.postgres import PostgresSearch
-
-    return PostgresSearch()
-
-
-def folded(text: str) -> str:
-    return fold(text)

@@ -5,12 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.dialects.postgresql import insert
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.contacts.search.engine import BaseBackend, Reader
 from vpx.contacts.search.postings import pg_array
-from vpx.models import SearchTerm
 
 # Arrays go as one text parameter cast on the server (vpx.contacts.search.postings.pg_array).
 _ROWS_BY_ID = text(
@@ -43,7 +40,3 @@ class PostgresSearch(BaseBackend):
 
     async def known_words(self, session: Reader, candidates: list[str]) -> list[str]:
         return [row[0] for row in await session.execute(_KNOWN, {"words": pg_array(candidates)})]
-
-    async def add_terms(self, session: AsyncSession, terms: set[str]) -> None:
-        if terms:
-            await session.execute(insert(SearchTerm).on_conflict_do_nothing(), [{"term": t} for t in sorted(terms)])

@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx.contacts.search.engine import BaseBackend, Reader
 from vpx.models import Contact
@@ -54,10 +53,3 @@ class SqliteSearch(BaseBackend):
     async def known_words(self, session: Reader, candidates: list[str]) -> list[str]:
         result = await session.execute(_KNOWN, {"words": json.dumps(candidates)})
         return [row[0] for row in result]
-
-    async def add_terms(self, session: AsyncSession, terms: set[str]) -> None:
-        if terms:
-            await session.execute(
-                text("INSERT OR IGNORE INTO search_terms (term) VALUES (:term)"),
-                [{"term": t} for t in sorted(terms)],
-            )
