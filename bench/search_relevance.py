@@ -8,10 +8,11 @@ engine on a demo catalogue, on SQLite and PostgreSQL. Two sets:
   tune", the default, "held" or "all"): the held-out part is asked once, for the figures, never tuned on;
   and a third, "fresh" part, written by another hand after the tuning was done (the first two parts
   were written by the hand that wrote the activity words), asked once; and a fourth, "fresh2", written
-  by a third hand without looking at the vocabulary, asked once.
+  by a third hand without looking at the vocabulary, asked once; and a fifth, "fresh3", written by a
+  fourth hand the same way and kept unseen, to be asked once, only after the tuning on the others.
 
     .venv/bin/python -m bench.search_relevance [--count 100000] [--backends sqlite,postgresql]
-        [--set written|unseen] [--part tune|held|fresh|fresh2|all] [--rebuild] [--show 20]
+        [--set written|unseen] [--part tune|held|fresh|fresh2|fresh3|all] [--rebuild] [--show 20]
 
 The catalogue is built when missing (the seeded demo catalogue of bench/catalogue_build.py, in
 var/bench and the PostgreSQL database vpx_bench_catalogue_<count>) and reused afterwards.
@@ -354,7 +355,7 @@ def main() -> None:
     parser.add_argument("--set", choices=("written", "unseen"), default="written", help="which labelled set")
     parser.add_argument(
         "--part",
-        choices=("tune", "held", "fresh", "fresh2", "all"),
+        choices=("tune", "held", "fresh", "fresh2", "fresh3", "all"),
         default="tune",
         help="of the unseen set: which part",
     )
