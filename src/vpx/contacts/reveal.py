@@ -1,10 +1,12 @@
-"""One contact revealed to one account in as few statements as the rules allow (D9, D10, D11, D15,
-D17, D29). The API's reveal endpoints, signal purchases and the dashboard come through here.
+"""One contact revealed to one account: the rules, in one place, whoever holds the transaction (D9,
+D10, D11, D15, D17, D29). The API's reveal endpoints, signal purchases, the dashboard, auto-buy and
+batch reveals all come through ``reveal_one``.
 
-1. One read: the contact, this account's earlier reveal of it, the first suppression entry that
-   covers it (by id, phone or email), the buyer's balance and free month, and whether the account
-   has an active webhook endpoint at all.
-2. Its sources (for the revealed record).
+1. One read (vpx.contacts.reveal_reads): the contact with its sources, this account's earlier
+   reveal of it, the first suppression entry that covers it (by id, phone or email), the buyer's
+   balance and free month, and whether the account has an active webhook endpoint at all (a batch
+   reads all of that once, for every id: its prefetch answers instead).
+2. The rules, below: suppression, charge-once, the price.
 3. A new reveal: the reveal row (its unique (account, contact) pair turns a concurrent twin into a
    free repeat), one conditional debit (vpx.credits.service), its ledger entry; then only where they
    apply, the publisher's revenue share and the outbox rows.
@@ -20,121 +22,34 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import ROUND_DOWN, Decimal
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import BigInteger, SmallInteger, Table, and_, bindparam, exists, func, or_, select, text, update
+from sqlalchemy import BigInteger, SmallInteger, Table, bindparam, select, text, update
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from vpx import metrics
 from vpx.clock import month_key
-from vpx.compliance.dnc import service as dnc_service
 from vpx.config import Settings
-from vpx.contacts import pricing
+from vpx.contacts import pricing, reveal_reads
 from vpx.contacts.schemas import Address, License, PhoneDnc, RevealedContact, SourceRef
 from vpx.credits import service as credit_service
 from vpx.db import Database, UtcDateTime
 from vpx.deliverability import checks as email_checks
 from vpx.errors import NotFound, Suppressed
 from vpx.ids import parse_number_id, public_number_id
-from vpx.models import Account, Contact, ContactSource, DncAreaCode, Reveal, Suppression, WebhookEndpoint
+from vpx.models import Account, Reveal
 from vpx.money import QUANTUM, CreditsType
 from vpx.suppression import service as suppression_service
 from vpx.webhooks import events as webhook_events
 from vpx.webhooks import outbox as webhook_outbox
 
-_contacts: Table = Contact.__table__  # type: ignore[assignment]
+if TYPE_CHECKING:
+    from vpx.batches.prefetch import RevealPrefetch
+
 _reveals: Table = Reveal.__table__  # type: ignore[assignment]
-_accounts: Table = Account.__table__  # type: ignore[assignment]
-_suppressions: Table = Suppression.__table__  # type: ignore[assignment]
-_endpoints: Table = WebhookEndpoint.__table__  # type: ignore[assignment]
-_sources: Table = ContactSource.__table__  # type: ignore[assignment]
-_area_codes: Table = DncAreaCode.__table__  # type: ignore[assignment]
-
-_CONTACT_COLUMNS = [
-    _contacts.c[name]
-    for name in (
-        "id",
-        "business_name",
-        "city",
-        "state",
-        "industry",
-        "phone",
-        "email",
-        "email_status",
-        "email_flags",
-        "email_checked_at",
-        "website",
-        "street",
-        "postal_code",
-        "country",
-        "specialty",
-        "license_type",
-        "license_number",
-        "license_state",
-        "status",
-        "intent_level",
-        "publisher_account_id",
-        "bad_fields",
-        "phone_dnc",
-    )
-]
-
-_EARLIER_REVEAL = (
-    select(_reveals.c.created_at)
-    .where(_reveals.c.account_id == bindparam("account_id"), _reveals.c.contact_id == _contacts.c.id)
-    .scalar_subquery()
-)
-# D15: by the contact's id, its phone, or its email (stored lower-cased; see _suppression_of), or
-# DROP's hash of either (vpx.compliance).
-_SUPPRESSION = (
-    select(_suppressions.c.id)
-    .where(
-        or_(
-            and_(_suppressions.c.kind == "contact", _suppressions.c.value == bindparam("public_id")),
-            and_(_suppressions.c.kind == "phone", _suppressions.c.value == _contacts.c.phone),
-            and_(_suppressions.c.kind == "email", _suppressions.c.value == func.lower(_contacts.c.email)),
-            and_(_suppressions.c.kind == "email_hash", _suppressions.c.value == _contacts.c.email_hash),
-            and_(_suppressions.c.kind == "phone_hash", _suppressions.c.value == _contacts.c.phone_hash),
-        )
-    )
-    .order_by(_suppressions.c.id)
-    .limit(1)
-    .scalar_subquery()
-)
-# The registry version held for the phone's area code (its state is contacts.phone_dnc).
-_DNC_VERSION = (
-    select(_area_codes.c.version_date)
-    .where(_area_codes.c.area_code == func.substr(_contacts.c.phone, 3, 3))
-    .scalar_subquery()
-)
-_HAS_ENDPOINT = exists().where(_endpoints.c.account_id == bindparam("account_id"), _endpoints.c.status == "active")
-_SNAPSHOT = (
-    select(
-        *_CONTACT_COLUMNS,
-        _accounts.c.plan,
-        _accounts.c.free_credits,
-        _accounts.c.paid_credits,
-        _accounts.c.free_period,
-        _EARLIER_REVEAL.label("revealed_at"),
-        _SUPPRESSION.label("suppression_id"),
-        _HAS_ENDPOINT.label("has_endpoint"),
-        _DNC_VERSION.label("dnc_version"),
-        _sources.c.registry,
-        _sources.c.record_id,
-        _sources.c.file_date,
-    )
-    # One row per source (at least one row): the join's condition names the buyer.
-    .select_from(
-        _contacts.join(_accounts, _accounts.c.id == bindparam("account_id")).outerjoin(
-            _sources, _sources.c.contact_id == _contacts.c.id
-        )
-    )
-    .where(_contacts.c.id == bindparam("contact_id"))
-    .order_by(_sources.c.id)
-)
 
 # PostgreSQL: the whole charge of a plain reveal paid from carried-over credits as one statement,
 # so one round trip in autocommit mode instead of BEGIN, four statements and COMMIT. The debit
@@ -178,6 +93,11 @@ _REVEAL_VALUES: dict[str, Any] = {
     "created_at": bindparam("now", type_=UtcDateTime()),
     "fields_sold": bindparam("fields"),
 }
+# A reveal whose charge is already taken (the caller holds the buyer's row): with what it took from
+# free credits.
+_INSERT_CHARGED_REVEAL = _reveals.insert().values(
+    {**_REVEAL_VALUES, "free_spent": bindparam("free_spent", type_=CreditsType())}
+)
 # INSERT … ON CONFLICT DO NOTHING RETURNING id, per dialect: None back means the pair exists.
 _INSERT_REVEAL = {
     dialect: build(_reveals).values(_REVEAL_VALUES).on_conflict_do_nothing().returning(_reveals.c.id)
@@ -253,30 +173,6 @@ def revealed_record(
     )
 
 
-async def _suppression_of(connection: AsyncConnection, row: Any) -> Any:
-    """The entry the snapshot found, loaded. SQL's lower() folds ASCII only: an email with other
-    capitals is looked up again with Python's folding, as entries were stored."""
-    email = row.email
-    if row.suppression_id is None and not (email and not email.isascii() and email.lower() != email):
-        return None
-    condition = (
-        _suppressions.c.id == row.suppression_id
-        if row.suppression_id is not None
-        else and_(_suppressions.c.kind == "email", _suppressions.c.value == email.lower())
-    )
-    return (await connection.execute(select(_suppressions.c.id, _suppressions.c.reason).where(condition))).one_or_none()
-
-
-async def _phone_dnc_of(session: AsyncSession, row: Any, now: datetime) -> PhoneDnc | None:
-    """The phone's do-not-call state from the snapshot (its contacts.phone_dnc and its area code's
-    version); a phone the person asked not to be called on has the registry read apart (rare)."""
-    if not row.phone:
-        return None
-    if row.phone_dnc == "requested":
-        return (await dnc_service.lookup(session, [row.phone], today=now.date()))[row.phone]
-    return dnc_service.from_column(row.phone_dnc, row.dnc_version, today=now.date())
-
-
 @dataclass(frozen=True)
 class RevealOutcome:
     contact: RevealedContact
@@ -296,30 +192,44 @@ async def reveal_one(
     settings: Settings,
     ledger_description: str | None = None,
     standalone: Database | None = None,
+    accounts_locked: bool = False,
+    prefetch: RevealPrefetch | None = None,
+    batch_id: str | None = None,
 ) -> RevealOutcome:
-    """Reveals a contact. Suppressed (451),
-    unknown (404) or unaffordable (402) reveals charge nothing.
+    """Reveals a contact to an account, under every rule, in this order (D15, D10, D9, D11, D17): the
+    suppression check (451, its audit entry kept), charge-once (a contact the account revealed before
+    is shown again, free), the price of the fields it sells, one debit with its ledger entry, and for
+    a contact another account contributed, that publisher's revenue share; a new reveal raises
+    ``contact.revealed`` (D29) in the same transaction. Suppressed (451), unknown (404) or
+    unaffordable (402) reveals charge nothing. ``ledger_description`` replaces the ledger entry's
+    default description (auto-buy names its rule there); ``batch_id`` goes into the event.
 
-    ``standalone``: the caller writes nothing else in ``session``'s transaction, so the reads run
-    outside it (on SQLite the write lock is then held for the writes only) and on PostgreSQL a
-    plain charge is one autocommitted statement.
+    Where it reads and how it charges depends on what the caller holds:
+
+    - ``standalone``: the caller writes nothing else in ``session``'s transaction, so the reads run
+      outside it (on SQLite the write lock is then held for the writes only) and on PostgreSQL a
+      plain charge is one autocommitted statement.
+    - ``accounts_locked``: the caller holds, through ``lock_accounts``, the rows of the buyer and of
+      the contact's publisher; the debit comes before the reveal row, so a refused reveal has written
+      nothing but its suppression audit entry.
+    - ``prefetch`` (which implies the lock): a batch's look-ups answer the reads, and its held balance
+      is charged in memory; the reveal and ledger rows are written with the batch's, at its end.
+    - none of them: in the caller's transaction, the reveal row first (a concurrent twin makes it a
+      free repeat), then the debit.
     """
+    assert standalone is None or not (accounts_locked or prefetch is not None)
     number = parse_number_id("ct", contact_id)
     if number is None:
         raise NotFound(f"No contact {contact_id}.")
     public_id = public_number_id("ct", number)
-    params = {"contact_id": number, "account_id": account_id, "public_id": public_id}
-    if standalone is not None:
-        async with standalone.autocommit_engine.connect() as reader:
-            rows = (await reader.execute(_SNAPSHOT, params)).all()
-            hit = await _suppression_of(reader, rows[0]) if rows else None
+    if prefetch is not None:
+        found = reveal_reads.prefetched(prefetch, number)
     else:
-        connection = await session.connection()
-        rows = (await connection.execute(_SNAPSHOT, params)).all()
-        hit = await _suppression_of(connection, rows[0]) if rows else None
-    if not rows or rows[0].status != "active":
+        params = {"contact_id": number, "account_id": account_id, "public_id": public_id}
+        found = await reveal_reads.read(session, params, standalone=standalone, accounts_locked=accounts_locked)
+    if found is None:
         raise NotFound(f"No contact {contact_id}.")
-    row = rows[0]
+    row, sources, hit = found.row, found.sources, found.suppression
     if hit is not None:
         await suppression_service.record_hit(
             session, account_id=account_id, contact_id=number, suppression_id=hit.id, now=now
@@ -327,17 +237,15 @@ async def reveal_one(
         metrics.observe_reveal("suppressed", Decimal(0))
         raise Suppressed(
             suppression_service.refusal(
-                public_id, hit.reason, revealed=row.revealed_at is not None, outcome="nothing was charged"
+                public_id, hit.reason, revealed=found.revealed_at is not None, outcome="nothing was charged"
             )
         )
-    sources = [
-        SourceRef(registry=r.registry, record_id=r.record_id, file_date=r.file_date)
-        for r in rows
-        if r.registry is not None
-    ]
-    dnc = await _phone_dnc_of(session, row, now)
+    if prefetch is not None:
+        dnc = prefetch.phone_dnc.get(row.phone) if row.phone else None
+    else:
+        dnc = await reveal_reads.phone_dnc_of(session, row, now)
 
-    revealed_at = row.revealed_at
+    revealed_at = found.revealed_at
     if revealed_at is None:
         fields = pricing.fields_for_sale(row)
         price = pricing.price_of(row.intent_level, fields, settings)
@@ -368,7 +276,7 @@ async def reveal_one(
                 async with standalone.autocommit_engine.connect() as writer:
                     charged = (await writer.execute(_CHARGE_POSTGRESQL, charge)).one_or_none()
             except IntegrityError:
-                charged, revealed_at = None, await _earlier_reveal(session, account_id, number)
+                charged, revealed_at = None, await reveal_reads.earlier_reveal(session, account_id, number)
             if charged is not None:
                 remaining = charged.free_credits + charged.paid_credits
                 metrics.observe_reveal("revealed", price)
@@ -377,12 +285,35 @@ async def reveal_one(
                 )
                 return RevealOutcome(record, price, remaining, already_revealed=False)
         if revealed_at is None:
-            revealed = await _charge_in_transaction(session, row, sources, charge, publisher, settings, dnc)
-            if revealed is not None:
-                return revealed
-            revealed_at = await _earlier_reveal(session, account_id, number)
+            balance = (
+                _charge_held(prefetch, charge)
+                if prefetch is not None
+                else await _charge_in_transaction(session, charge, publisher, settings, accounts_locked=accounts_locked)
+            )
+            if balance is None:  # a concurrent twin revealed it first (D10)
+                revealed_at = await reveal_reads.earlier_reveal(session, account_id, number)
+            else:
+                record = revealed_record(
+                    row, sources, revealed_at=now, charged=price, remaining=balance.total, phone_dnc=dnc
+                )
+                await settle(
+                    session,
+                    account_id=account_id,
+                    publisher=publisher,
+                    price=price,
+                    public_id=public_id,
+                    business_name=row.business_name,
+                    record=record,
+                    notify=found.notify,
+                    batch_id=batch_id,
+                    now=now,
+                    settings=settings,
+                )
+                return RevealOutcome(record, price, balance.total, already_revealed=False)
 
-    if row.free_period == month_key(now):
+    if prefetch is not None:
+        remaining = prefetch.balance.free + prefetch.balance.paid
+    elif row.free_period == month_key(now):
         remaining = row.free_credits + row.paid_credits
     else:
         remaining = (
@@ -441,24 +372,13 @@ async def settle(
         )
 
 
-async def _earlier_reveal(session: AsyncSession, account_id: str, contact_id: int) -> datetime:
-    """When the account revealed the contact: a request that committed while this one ran did (D10)."""
-    found = await session.scalar(
-        select(_reveals.c.created_at).where(_reveals.c.account_id == account_id, _reveals.c.contact_id == contact_id)
-    )
-    assert found is not None
-    return cast(datetime, found)
-
-
-async def charge_for(
-    session: AsyncSession, reveal_id: int, charge: dict[str, Any], settings: Settings
-) -> credit_service.Balance:
-    """The debit of a reveal row just written (none for a reveal that sells nothing), and what it
-    took from free credits noted on the row (a refund gives that part back as free credits)."""
+async def _take_price(session: AsyncSession, charge: dict[str, Any], settings: Settings) -> credit_service.Balance:
+    """The reveal's price taken from the balance, free credits first, with its ledger entry; a reveal
+    that sells nothing takes nothing (the balance as it stands, its free month started)."""
     account_id, price, now = charge["account_id"], charge["price"], charge["now"]
     if price <= 0:
         return await credit_service.refresh_free_credits(session, account_id=account_id, now=now, settings=settings)
-    debit = await credit_service.spend(
+    return await credit_service.spend(
         session,
         account_id=account_id,
         amount=price,
@@ -468,43 +388,61 @@ async def charge_for(
         now=now,
         settings=settings,
     )
-    if debit.from_free > 0:
-        await session.execute(update(_reveals).where(_reveals.c.id == reveal_id).values(free_spent=debit.from_free))
-    return debit
+
+
+def _free_spent(balance: credit_service.Balance) -> Decimal:
+    """What a debit took from free credits, noted on the reveal row (a refund gives that part back as
+    free credits)."""
+    return balance.from_free if isinstance(balance, credit_service.Debit) else Decimal(0)
 
 
 async def _charge_in_transaction(
     session: AsyncSession,
-    row: Any,
-    sources: list[SourceRef],
     charge: dict[str, Any],
     publisher: str | None,
     settings: Settings,
-    dnc: PhoneDnc | None,
-) -> RevealOutcome | None:
-    """A new reveal in ``session``'s transaction: the reveal row, the debit and its ledger entry, the
-    publisher's share, the outbox rows. None when a concurrent twin revealed it first (D10)."""
-    account_id, price, now, public_id = charge["account_id"], charge["price"], charge["now"], charge["reference"]
+    *,
+    accounts_locked: bool,
+) -> credit_service.Balance | None:
+    """A new reveal's row, debit and ledger entry in ``session``'s transaction; the balance after it.
+    None when a concurrent twin revealed it first (D10)."""
+    connection = await session.connection()
+    if accounts_locked:
+        # The caller holds the buyer's row, so no twin can reveal for it meanwhile: charged first (a
+        # short balance raises with nothing written), then the row.
+        balance = await _take_price(session, charge, settings)
+        await connection.execute(_INSERT_CHARGED_REVEAL, {**charge, "free_spent": _free_spent(balance)})
+        return balance
     if publisher is not None:
         # Two balances change: locks in id order first (PostgreSQL), as every such transaction does.
-        await lock_accounts(session, [account_id, publisher])
-    connection = await session.connection()
+        await lock_accounts(session, [charge["account_id"], publisher])
     inserted = (await connection.execute(_INSERT_REVEAL[connection.dialect.name], charge)).scalar()
     if inserted is None:
         return None
-    balance = await charge_for(session, inserted, charge, settings)
-    record = revealed_record(row, sources, revealed_at=now, charged=price, remaining=balance.total, phone_dnc=dnc)
-    await settle(
-        session,
-        account_id=account_id,
-        publisher=publisher,
-        price=price,
-        public_id=public_id,
-        business_name=row.business_name,
-        record=record,
-        notify=row.has_endpoint,
-        batch_id=None,
-        now=now,
-        settings=settings,
+    balance = await _take_price(session, charge, settings)
+    if _free_spent(balance) > 0:
+        await session.execute(update(_reveals).where(_reveals.c.id == inserted).values(free_spent=_free_spent(balance)))
+    return balance
+
+
+def _charge_held(prefetch: RevealPrefetch, charge: dict[str, Any]) -> credit_service.Balance:
+    """A batch's new reveal: its held balance charged in memory (a shortfall raises with nothing
+    written); the reveal row kept for the batch to write at its end with the others."""
+    held, price = prefetch.balance, charge["price"]
+    balance = (
+        held.spend(price, kind=charge["kind"], reference=charge["reference"], description=charge["description"])
+        if price > 0
+        else credit_service.Balance(free=held.free, paid=held.paid)
     )
-    return RevealOutcome(record, price, balance.total, already_revealed=False)
+    prefetch.record_reveal(
+        Reveal(
+            account_id=charge["account_id"],
+            contact_id=charge["contact_id"],
+            credits_charged=price,
+            channel=charge["channel"],
+            created_at=charge["now"],
+            fields_sold=charge["fields"],
+            free_spent=_free_spent(balance),
+        )
+    )
+    return balance

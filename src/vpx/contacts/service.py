@@ -1,4 +1,5 @@
-"""Search, previews and reveals: suppression first, then the price, charge once, the ledger."""
+"""Search, previews and the full record of a revealed contact; reveals go through vpx.contacts.reveal,
+where their rules are (suppression first, then charge-once, the price, one debit, the ledger)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from vpx import metrics
 from vpx.compliance.dnc import service as dnc_service
 from vpx.config import Settings
 from vpx.contacts import pricing, reveal
@@ -33,7 +33,7 @@ from vpx.contacts.search import Reader, SearchBackend, SearchQuery
 from vpx.credits import service as credit_service
 from vpx.db import Database
 from vpx.deliverability import checks as email_checks
-from vpx.errors import NotFound, Suppressed
+from vpx.errors import NotFound
 from vpx.ids import parse_number_id, public_number_id
 from vpx.models import Contact, ContactSource, Reveal
 from vpx.suppression import service as suppression_service
@@ -196,16 +196,6 @@ async def find_reveal(session: AsyncSession, *, account_id: str, contact_id: int
     return await session.scalar(select(Reveal).where(Reveal.account_id == account_id, Reveal.contact_id == contact_id))
 
 
-async def _contact_of(session: AsyncSession, contact_id: str, prefetch: RevealPrefetch | None) -> Contact:
-    if prefetch is None:
-        return await load_contact(session, contact_id)
-    number = parse_number_id("ct", contact_id)
-    contact = prefetch.contacts.get(number) if number is not None else None
-    if contact is None or contact.status != "active":
-        raise NotFound(f"No contact {contact_id}.")
-    return contact
-
-
 async def reveal_contact(
     session: AsyncSession,
     *,
@@ -221,132 +211,25 @@ async def reveal_contact(
     ledger_description: str | None = None,
     standalone: Database | None = None,
 ) -> RevealOutcome:
-    """Reveals a contact to an account.
-
-    Order (D15, D9, D10, D11): the suppression check, then charge-once, then the price, then one
-    debit with its ledger entry, and for a contact another account contributed, that publisher's
-    revenue share (D17) in the same transaction. Suppressed (451), unknown (404) or unaffordable
-    (402) reveals charge nothing. ``accounts_locked``: the caller already holds, through
-    ``lock_accounts``, the rows of the buyer and of the contact's publisher; then a refused reveal
-    has written nothing but its suppression audit entry. ``prefetch`` (which implies the lock) spares
-    the per-id look-ups. A new reveal raises ``contact.revealed`` for the account's webhook
-    subscriptions (D29), in the same transaction. ``ledger_description`` replaces the ledger entry's
-    default description (auto-buy names its rule there). ``standalone``: see ``reveal.reveal_one``.
-    """
-    if prefetch is None and not accounts_locked:
-        return await reveal.reveal_one(
-            session,
-            account_id=account_id,
-            contact_id=contact_id,
-            channel=channel,
-            ledger_kind=ledger_kind,
-            now=now,
-            settings=settings,
-            ledger_description=ledger_description,
-            standalone=standalone,
-        )
-    contact = await _contact_of(session, contact_id, prefetch)
-    if prefetch is not None:
-        hit = prefetch.suppressions.get(contact.id)
-        previous = prefetch.reveals.get(contact.id)
-    else:
-        hit = await suppression_service.find_suppression(session, contact)
-        previous = await find_reveal(session, account_id=account_id, contact_id=contact.id)
-    if hit is not None:
-        await suppression_service.record_hit(
-            session, account_id=account_id, contact_id=contact.id, suppression_id=hit.id, now=now
-        )
-        metrics.observe_reveal("suppressed", Decimal(0))
-        raise Suppressed(
-            suppression_service.refusal(
-                contact_public_id(contact.id), hit.reason, revealed=previous is not None, outcome="nothing was charged"
-            )
-        )
-
-    if previous is None:
-        publisher = contact.publisher_account_id if contact.publisher_account_id != account_id else None
-        fields = pricing.fields_for_sale(contact)
-        price = pricing.price_of(contact.intent_level, fields, settings)
-        public_id = contact_public_id(contact.id)
-        description = ledger_description or f"Reveal of {public_id} ({contact.business_name})"
-        new_reveal = Reveal(
-            account_id=account_id,
-            contact_id=contact.id,
-            credits_charged=price,
-            channel=channel,
-            created_at=now,
-            fields_sold=fields,
-            free_spent=Decimal(0),
-        )
-        balance: credit_service.Balance
-        if prefetch is not None:
-            # The batch holds the buyer's row and its balance: charged in memory (a shortfall raises
-            # with nothing written), written with the reveal rows in one go at the batch's end.
-            if price > 0:
-                debit = prefetch.balance.spend(price, kind=ledger_kind, reference=public_id, description=description)
-                balance, new_reveal.free_spent = debit, debit.from_free
-            else:
-                balance = credit_service.Balance(free=prefetch.balance.free, paid=prefetch.balance.paid)
-            prefetch.record_reveal(new_reveal)
-        elif price > 0:
-            # No other transaction can reveal for this account while the caller holds its row: charge
-            # first (a shortfall raises with nothing written), then record the reveal.
-            debit = await credit_service.spend(
-                session,
-                account_id=account_id,
-                amount=price,
-                kind=ledger_kind,
-                reference=public_id,
-                description=description,
-                now=now,
-                settings=settings,
-            )
-            balance, new_reveal.free_spent = debit, debit.from_free
-            session.add(new_reveal)
-        else:
-            balance = await credit_service.refresh_free_credits(
-                session, account_id=account_id, now=now, settings=settings
-            )
-            session.add(new_reveal)
-        view = await revealed_view(
-            session,
-            contact,
-            now=now,
-            revealed_at=now,
-            charged=price,
-            remaining=balance.total,
-            sources=prefetch.sources.get(contact.id, []) if prefetch is not None else None,
-            phone_dnc=prefetch.phone_dnc if prefetch is not None else None,
-        )
-        await reveal.settle(
-            session,
-            account_id=account_id,
-            publisher=publisher,
-            price=price,
-            public_id=public_id,
-            business_name=contact.business_name,
-            record=view,
-            notify=prefetch is None or prefetch.revealed_subscribed,
-            batch_id=batch_id,
-            now=now,
-            settings=settings,
-        )
-        return RevealOutcome(contact=view, charged=price, remaining=balance.total, already_revealed=False)
-
-    assert previous is not None
-    balance = await credit_service.refresh_free_credits(session, account_id=account_id, now=now, settings=settings)
-    metrics.observe_reveal("already_revealed", Decimal(0))
-    view = await revealed_view(
+    """Reveals a contact to an account under every reveal rule: ``vpx.contacts.reveal.reveal_one``
+    says them, and what ``accounts_locked``, ``prefetch`` and ``standalone`` change."""
+    locked = accounts_locked or prefetch is not None
+    return await reveal.reveal_one(
         session,
-        contact,
+        account_id=account_id,
+        contact_id=contact_id,
+        channel=channel,
+        ledger_kind=ledger_kind,
         now=now,
-        revealed_at=previous.created_at,
-        charged=Decimal(0),
-        remaining=balance.total,
-        sources=prefetch.sources.get(contact.id, []) if prefetch is not None else None,
-        phone_dnc=prefetch.phone_dnc if prefetch is not None else None,
+        settings=settings,
+        ledger_description=ledger_description,
+        standalone=standalone,
+        accounts_locked=locked,
+        prefetch=prefetch,
+        # Only a locked caller's batch is named in contact.revealed: a worker's batch item (unlocked, in
+        # its savepoint) has told subscriptions batch_id null so far.
+        batch_id=batch_id if locked else None,
     )
-    return RevealOutcome(contact=view, charged=Decimal(0), remaining=balance.total, already_revealed=True)
 
 
 async def contact_for_account(
