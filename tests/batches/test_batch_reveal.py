@@ -15,7 +15,7 @@ from standardwebhooks.webhooks import Webhook
 
 from tests.factories import Factory, details
 from tests.webhooks.receiver import Receiver
-from tests.webhooks.support import deliver_round, payload
+from tests.webhooks.support import deliver_round, deliveries, payload
 from vpx.batches import service as batch_service
 from vpx.clock import FixedClock
 from vpx.models import LedgerEntry, Reveal, SuppressionHit
@@ -192,6 +192,38 @@ async def test_webhook_mode_delivers_each_result_then_completion(
     assert not await batch_service.run_due_batch(
         app.state.database, settings=app.state.settings, clock=clock, resolver=app.state.webhook_resolver
     )
+
+
+async def test_a_subscriptions_contact_revealed_names_its_batch_whichever_way_it_runs(
+    app: FastAPI, client: httpx.AsyncClient, factory: Factory, receiver: Receiver, clock: FixedClock
+) -> None:
+    """contact.revealed to an account's subscriptions carries the batch's id for every item of a batch:
+    answered at once, or by the worker (webhook mode); null outside a batch."""
+    clock.set(datetime.now(UTC))
+    account = await factory.account()
+    created = await client.post(
+        "/api/v1/webhooks",
+        json={"url": receiver.url("/hook"), "events": ["contact.revealed"]},
+        headers=account.headers("full"),
+    )
+    assert created.status_code == 201, created.text
+    contacts = [await factory.contact(business_name=f"Shop {i}", **details(i)) for i in range(3)]
+    at_once = await client.post(URL, json={"contact_ids": contacts[:1]}, headers=account.headers())
+    queued = await client.post(
+        URL, json={"contact_ids": contacts[1:2], "webhook_url": receiver.url()}, headers=account.headers()
+    )
+    single = await client.post(f"/api/v1/contacts/{contacts[2]}/reveal", headers=account.headers())
+    assert (at_once.status_code, queued.status_code, single.status_code) == (200, 202, 200)
+    assert await batch_service.run_due_batch(
+        app.state.database, settings=app.state.settings, clock=clock, resolver=app.state.webhook_resolver
+    )
+    subscribed = [payload(d.payload)["data"] for d in await deliveries(app) if d.endpoint_id is not None]
+    named = {event["contact_id"]: event["batch_id"] for event in subscribed}
+    assert named == {
+        contacts[0]: at_once.json()["batch_id"],
+        contacts[1]: queued.json()["batch_id"],
+        contacts[2]: None,
+    }
 
 
 async def test_concurrent_batches_never_overspend(

@@ -226,9 +226,9 @@ async def reveal_contact(
         standalone=standalone,
         accounts_locked=locked,
         prefetch=prefetch,
-        # Only a locked caller's batch is named in contact.revealed: a worker's batch item (unlocked, in
-        # its savepoint) has told subscriptions batch_id null so far.
-        batch_id=batch_id if locked else None,
+        # contact.revealed names the batch of every batch item, run at once or by the worker (docs/
+        # webhooks.md; the worker's unlocked items said null until the reveal paths became one).
+        batch_id=batch_id,
     )
 
 
