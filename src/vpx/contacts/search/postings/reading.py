@@ -70,16 +70,6 @@ def pg_array(values: Iterable[object]) -> str:
 
 # Each read of the postings says which generation it read (in the same statement: one snapshot), so
 # that bitmaps are never put together with a view of another generation.
-_EXACT = {
-    "sqlite": text(
-        "SELECT s.generation, p.term, p.ids FROM search_state s LEFT JOIN search_postings p "
-        "ON p.term IN (SELECT value FROM json_each(:terms)) WHERE s.id = 1"
-    ),
-    "postgresql": text(
-        "SELECT s.generation, p.term, p.ids FROM search_state s LEFT JOIN search_postings p "
-        "ON p.term = ANY(CAST(CAST(:terms AS text) AS text[])) WHERE s.id = 1"
-    ),
-}
 _PREFIXED = text(
     "SELECT s.generation, p.term, p.ids FROM search_state s LEFT JOIN search_postings p "
     "ON p.term >= :low AND p.term < :high WHERE s.id = 1"
@@ -163,11 +153,8 @@ class Read:
 
 async def read_terms(reader: Reader, terms: Sequence[str]) -> Read:
     """Each term's bitmap (its chunks joined); a term no active contact has is left out."""
-    if not terms:
-        return Read(-1, {})
-    dialect = _dialect(reader)
-    value = json.dumps(list(terms)) if dialect == "sqlite" else pg_array(terms)
-    return _joined(await reader.execute(_EXACT[dialect], {"terms": value}))
+    found = await read_postings(reader, terms, ())
+    return Read(found.generation, found.exact)
 
 
 async def read_prefixed(reader: Reader, prefix: str) -> Read:
